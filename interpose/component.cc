@@ -1,0 +1,165 @@
+#include "interpose/component.h"
+
+#include <algorithm>
+
+#include "interpose/key_hasher.h"
+
+namespace spreplay {
+namespace {
+
+std::shared_ptr<Component> Make(Component::Kind kind) {
+  auto component = std::make_shared<Component>();
+  component->kind = kind;
+  return component;
+}
+
+bool AllKeyable(const std::vector<ComponentPtr>& children) {
+  return std::all_of(children.begin(), children.end(),
+                     [](const ComponentPtr& child) { return child && child->keyable; });
+}
+
+void HashChildren(KeyHasher& hasher, const std::vector<ComponentPtr>& children) {
+  hasher.Integer(static_cast<int64_t>(children.size()));
+  for (const ComponentPtr& child : children) hasher.Hash(child->digest);
+}
+
+}  // namespace
+
+const char* KindName(Component::Kind kind) {
+  switch (kind) {
+    case Component::Kind::kModule: return "module";
+    case Component::Kind::kEntryPoint: return "entry-point";
+    case Component::Kind::kTypeConformance: return "type-conformance";
+    case Component::Kind::kComposite: return "composite";
+    case Component::Kind::kLinked: return "linked";
+    case Component::Kind::kRenamed: return "renamed";
+    case Component::Kind::kSpecialized: return "specialized";
+    case Component::Kind::kOpaque: return "opaque";
+  }
+  return "?";
+}
+
+std::string NormalizeSourceText(const std::string& text, const std::vector<SourceFile>& dependencies) {
+  // Longest paths first, so that "/a/b.slang" is not half-replaced via "/a/b".
+  std::vector<std::pair<std::string, std::string>> replacements;
+  for (const SourceFile& file : dependencies) {
+    if (file.path.empty()) continue;
+    std::string token = "<dependency " + file.content.ToHex() + ">";
+    replacements.emplace_back(file.path, token);
+    const std::string extension = ".slang";
+    if (file.path.ends_with(extension))
+      replacements.emplace_back(file.path.substr(0, file.path.size() - extension.size()), token);
+  }
+  std::sort(replacements.begin(), replacements.end(),
+            [](const auto& a, const auto& b) { return a.first.size() > b.first.size(); });
+  std::string normalized = text;
+  for (const auto& [from, to] : replacements) {
+    for (size_t at = normalized.find(from); at != std::string::npos; at = normalized.find(from, at + to.size()))
+      normalized.replace(at, from.size(), to);
+  }
+  return normalized;
+}
+
+ComponentPtr Component::Module(std::string name, std::string path, std::optional<std::string> source,
+                               std::vector<SourceFile> dependencies) {
+  auto module = Make(Kind::kModule);
+  KeyHasher hasher("spreplay.module.v1");
+  hasher.Text(name);
+  hasher.Integer(source.has_value());
+  if (source) hasher.Text(NormalizeSourceText(*source, dependencies));
+  // Order-independent: Slang lists files in the order it happened to load them.
+  std::vector<Digest> contents;
+  for (const SourceFile& file : dependencies) {
+    if (path.empty() || file.path != path || !source) contents.push_back(file.content);
+  }
+  std::sort(contents.begin(), contents.end());
+  hasher.Integer(static_cast<int64_t>(contents.size()));
+  for (const Digest& content : contents) hasher.Hash(content);
+  module->name = std::move(name);
+  module->path = std::move(path);
+  module->source = std::move(source);
+  module->dependencies = std::move(dependencies);
+  module->digest = hasher.Finish();
+  module->keyable = true;
+  return module;
+}
+
+ComponentPtr Component::EntryPoint(ComponentPtr module, std::string function_name, int32_t stage) {
+  auto entry = Make(Kind::kEntryPoint);
+  entry->digest = KeyHasher("spreplay.entry-point.v1")
+                      .Hash(module->digest)
+                      .Text(function_name)
+                      .Integer(stage)
+                      .Finish();
+  entry->stage = stage;
+  entry->keyable = module->keyable;
+  entry->name = std::move(function_name);
+  entry->children.push_back(std::move(module));
+  return entry;
+}
+
+ComponentPtr Component::TypeConformance(std::string type_name, std::string interface_name, int64_t id) {
+  auto conformance = Make(Kind::kTypeConformance);
+  conformance->digest = KeyHasher("spreplay.type-conformance.v1")
+                            .Text(type_name)
+                            .Text(interface_name)
+                            .Integer(id)
+                            .Finish();
+  conformance->keyable = true;
+  conformance->name = std::move(type_name);
+  conformance->interface_name = std::move(interface_name);
+  conformance->conformance_id = id;
+  return conformance;
+}
+
+ComponentPtr Component::Composite(std::vector<ComponentPtr> children) {
+  auto composite = Make(Kind::kComposite);
+  KeyHasher hasher("spreplay.composite.v1");
+  HashChildren(hasher, children);
+  composite->digest = hasher.Finish();
+  composite->keyable = AllKeyable(children);
+  composite->children = std::move(children);
+  return composite;
+}
+
+ComponentPtr Component::Linked(ComponentPtr program, std::vector<CompilerOption> options) {
+  auto linked = Make(Kind::kLinked);
+  KeyHasher hasher("spreplay.linked.v1");
+  hasher.Hash(program->digest);
+  int64_t keyed = 0;
+  for (const CompilerOption& option : options) keyed += IsLocationOption(option) ? 0 : 1;
+  hasher.Integer(keyed);
+  for (const CompilerOption& option : options) {
+    if (IsLocationOption(option)) continue;
+    hasher.Integer(option.name).Integer(option.kind).Integer(option.int0).Integer(option.int1);
+    hasher.Text(option.string0).Text(option.string1);
+  }
+  linked->digest = hasher.Finish();
+  linked->keyable = program->keyable;
+  linked->children.push_back(std::move(program));
+  linked->link_options = std::move(options);
+  return linked;
+}
+
+ComponentPtr Component::Renamed(ComponentPtr entry_point, std::string new_name) {
+  auto renamed = Make(Kind::kRenamed);
+  renamed->digest = KeyHasher("spreplay.renamed.v1").Hash(entry_point->digest).Text(new_name).Finish();
+  renamed->keyable = entry_point->keyable;
+  renamed->name = std::move(new_name);
+  renamed->children.push_back(std::move(entry_point));
+  return renamed;
+}
+
+ComponentPtr Component::Opaque() { return Make(Kind::kOpaque); }
+
+Digest KernelKey(const KernelKeyInputs& inputs) {
+  return KeyHasher("spreplay.kernel.v1")
+      .Text(inputs.toolchain)
+      .Hash(inputs.session)
+      .Hash(inputs.program)
+      .Integer(inputs.entry_point_index)
+      .Integer(inputs.target_index)
+      .Finish();
+}
+
+}  // namespace spreplay

@@ -1,0 +1,93 @@
+#pragma once
+// The content of a Slang component (module, entry point, composite, linked
+// program, ...) as far as it decides the code Slang generates for it.
+//
+// The runtime builds these trees from live Slang objects through its hooks;
+// the compiler builds the same trees from a trace. Both derive kernel keys
+// from them with the same code, which is what makes an archive built offline
+// hit at run time, and miss whenever anything the kernel depends on changed.
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/sha256.h"
+#include "interpose/compiler_option.h"
+
+namespace spreplay {
+
+struct SourceFile {
+  std::string path;  // where Slang read it; recorded for replay, never keyed
+  Digest content;
+};
+
+struct Component;
+inline constexpr int32_t kFoundByName = -1;
+using ComponentPtr = std::shared_ptr<const Component>;
+
+struct Component {
+  enum class Kind : uint8_t {
+    kModule,
+    kEntryPoint,
+    kTypeConformance,
+    kComposite,
+    kLinked,
+    kRenamed,
+    kSpecialized,
+    kOpaque,  // made by Slang out of sight of the hooks: never keyed
+  };
+
+  Kind kind = Kind::kOpaque;
+  // kModule: the module name; kEntryPoint: the function; kRenamed: the new name;
+  // kTypeConformance: the conforming type.
+  std::string name;
+  // kModule loaded from a string: the text exactly as Slang received it.
+  std::optional<std::string> source;
+  // kModule: the path given to or reported by Slang (replay only).
+  std::string path;
+  // kModule: every file Slang read for it, including imported modules.
+  std::vector<SourceFile> dependencies;
+  // kEntryPoint: the stage passed to findAndCheckEntryPoint, or kFoundByName.
+  int32_t stage = -1;
+  // kTypeConformance
+  std::string interface_name;
+  int64_t conformance_id = -1;
+  // kLinked
+  std::vector<CompilerOption> link_options;
+  std::vector<ComponentPtr> children;
+
+  Digest digest;         // content identity, computed by the factories below
+  bool keyable = false;  // false if any part of the tree is opaque
+
+  static ComponentPtr Module(std::string name, std::string path, std::optional<std::string> source,
+                             std::vector<SourceFile> dependencies);
+  static ComponentPtr EntryPoint(ComponentPtr module, std::string function_name, int32_t stage);
+  static ComponentPtr TypeConformance(std::string type_name, std::string interface_name, int64_t id);
+  static ComponentPtr Composite(std::vector<ComponentPtr> children);
+  static ComponentPtr Linked(ComponentPtr program, std::vector<CompilerOption> options);
+  static ComponentPtr Renamed(ComponentPtr entry_point, std::string new_name);
+  static ComponentPtr Opaque();
+};
+
+const char* KindName(Component::Kind kind);
+
+// Replaces every mention of a dependency's path in module source text by the
+// digest of that file's content: slangpy writes the path of a module imported
+// by absolute path into its wrapper, and the key must not change when the
+// same file is installed elsewhere.
+std::string NormalizeSourceText(const std::string& text, const std::vector<SourceFile>& dependencies);
+
+// The identity of a kernel: one entry point of a linked program, compiled for
+// one target of one session, by one toolchain.
+struct KernelKeyInputs {
+  std::string toolchain;  // Slang build tag and slangpy version
+  Digest session;         // SessionConfig::ContentDigest()
+  Digest program;         // Component::digest of the linked program
+  int64_t entry_point_index = 0;
+  int64_t target_index = 0;
+};
+Digest KernelKey(const KernelKeyInputs& inputs);
+
+}  // namespace spreplay

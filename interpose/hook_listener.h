@@ -1,0 +1,50 @@
+#pragma once
+// What the Slang hooks report to the rest of spreplay, and ask of it.
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "common/sha256.h"
+#include "interpose/component.h"
+#include "interpose/file_digests.h"
+#include "interpose/session_config.h"
+
+namespace spreplay {
+
+struct SessionInfo {
+  SessionConfig config;
+  Digest digest;  // config.ContentDigest()
+  uint64_t ordinal = 0;  // order of creation in this process, for diagnostics
+};
+
+// One request for target code: an entry point of a linked program.
+struct KernelRequest {
+  std::shared_ptr<const SessionInfo> session;
+  ComponentPtr program;  // Kind::kLinked, or opaque when it was not tracked
+  int64_t entry_point_index = 0;
+  int64_t target_index = 0;
+  Digest key;  // valid only when program->keyable
+};
+
+// Bytes to hand Slang's caller in place of compiled code. The owner keeps them
+// alive for as long as the process may use them (an mmapped archive).
+struct ServedKernel {
+  const void* data = nullptr;
+  size_t size = 0;
+};
+
+class HookListener {
+ public:
+  virtual ~HookListener() = default;
+  virtual void OnSessionCreated(const SessionInfo& session) {}
+  // A module Slang loaded, with the bytes of every file it read.
+  virtual void OnModuleLoaded(const ComponentPtr& module,
+                              const std::vector<FileContent>& files) {}
+  // Return true and fill `served` to answer the request without compiling.
+  virtual bool FindKernel(const KernelRequest& request, ServedKernel* served) { return false; }
+  virtual void OnKernelCompiled(const KernelRequest& request, const void* code, size_t size,
+                                double seconds) {}
+};
+
+}  // namespace spreplay

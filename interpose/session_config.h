@@ -1,0 +1,62 @@
+#pragma once
+// Everything a slang::SessionDesc says, copied out so that it outlives the call
+// that carried it: the recorder stores it, the replayer rebuilds the session
+// from it, and both the runtime and the compiler derive the session's key from it.
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/sha256.h"
+#include "interpose/compiler_option.h"
+#include "slang.h"
+
+namespace spreplay {
+
+struct TargetConfig {
+  int32_t format = 0;   // SlangCompileTarget
+  int32_t profile = 0;  // SlangProfileID
+  uint32_t flags = 0;
+  int32_t floating_point_mode = 0;
+  int32_t line_directive_mode = 0;
+  bool force_glsl_scalar_buffer_layout = false;
+  std::vector<CompilerOption> options;
+};
+
+struct SessionConfig {
+  std::vector<TargetConfig> targets;
+  uint32_t flags = 0;
+  int32_t default_matrix_layout_mode = 0;
+  std::vector<std::string> search_paths;
+  std::vector<std::pair<std::string, std::string>> macros;
+  bool has_custom_file_system = false;
+  bool enable_effect_annotations = false;
+  bool allow_glsl_syntax = false;
+  bool skip_spirv_validation = false;
+  std::vector<CompilerOption> options;
+
+  static SessionConfig From(const slang::SessionDesc& desc);
+
+  // The content key of the configuration: every field except the locations
+  // Slang searches (search paths and include options). What those locations
+  // yielded is keyed by content, per module.
+  Digest ContentDigest() const;
+};
+
+// A SessionDesc view of a SessionConfig. The config must outlive it.
+class SessionDescView {
+ public:
+  explicit SessionDescView(const SessionConfig& config);
+  const slang::SessionDesc& desc() const { return desc_; }
+
+ private:
+  std::vector<std::vector<slang::CompilerOptionEntry>> target_options_;
+  std::vector<slang::TargetDesc> targets_;
+  std::vector<const char*> search_paths_;
+  std::vector<slang::PreprocessorMacroDesc> macros_;
+  std::vector<slang::CompilerOptionEntry> options_;
+  slang::SessionDesc desc_;
+};
+
+}  // namespace spreplay

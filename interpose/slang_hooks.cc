@@ -1,0 +1,405 @@
+#include "interpose/slang_hooks.h"
+
+#include <dlfcn.h>
+
+#include <chrono>
+#include <mutex>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "common/fmt_absl.h"
+#include "fmt/format.h"
+#include "interpose/borrowed_blob.h"
+#include "interpose/vtable_patch.h"
+#include "slang.h"
+
+namespace spreplay {
+namespace {
+
+using slang::IComponentType;
+using slang::IEntryPoint;
+using slang::IGlobalSession;
+using slang::IModule;
+using slang::ISession;
+
+// Slot numbers derived from the slang.h we build against.
+const size_t kCreateSession = VtableSlotOf(&IGlobalSession::createSession);
+const size_t kLoadModule = VtableSlotOf(&ISession::loadModule);
+const size_t kLoadModuleFromSource = VtableSlotOf(&ISession::loadModuleFromSource);
+const size_t kLoadModuleFromSourceString = VtableSlotOf(&ISession::loadModuleFromSourceString);
+const size_t kCreateComposite = VtableSlotOf(&ISession::createCompositeComponentType);
+const size_t kCreateTypeConformance = VtableSlotOf(&ISession::createTypeConformanceComponentType);
+const size_t kFindEntryPointByName = VtableSlotOf(&IModule::findEntryPointByName);
+const size_t kFindAndCheckEntryPoint = VtableSlotOf(&IModule::findAndCheckEntryPoint);
+const size_t kGetEntryPointCode = VtableSlotOf(&IComponentType::getEntryPointCode);
+const size_t kLink = VtableSlotOf(&IComponentType::link);
+const size_t kLinkWithOptions = VtableSlotOf(&IComponentType::linkWithOptions);
+const size_t kRenameEntryPoint = VtableSlotOf(&IComponentType::renameEntryPoint);
+
+using GetFullNameFn = SlangResult (*)(SlangReflectionType*, ISlangBlob**);
+
+// The process-wide hook state. It must be global: the hooked methods are
+// reached through Slang's vtables, with no place to carry a context pointer.
+struct HookState {
+  std::mutex mutex;
+  HookOptions options;
+  std::string toolchain;  // options.toolchain + Slang's build tag
+  VtablePatcher patcher;
+  FileDigests files;
+  std::vector<HookListener*> listeners;
+  absl::flat_hash_map<const void*, ComponentPtr> components;
+  absl::flat_hash_map<const void*, std::shared_ptr<const SessionInfo>> sessions;
+  // Modules loaded from strings, by the path Slang made up for them.
+  absl::flat_hash_map<std::string, Digest> string_modules;
+  uint64_t session_count = 0;
+  GetFullNameFn get_full_name = nullptr;
+};
+
+HookState& State() {
+  static HookState* state = new HookState;  // never destroyed: hooks may run during exit
+  return *state;
+}
+
+template <typename Fn>
+Fn Original(const void* self, size_t slot) {
+  return reinterpret_cast<Fn>(State().patcher.Original(VtableOf(self), slot));
+}
+
+template <typename... Args>
+void Log(fmt::format_string<Args...> format, Args&&... args) {
+  if (!State().options.verbose) return;
+  fmt::print(stderr, "spreplay: {}\n", fmt::format(format, std::forward<Args>(args)...));
+}
+
+void Patch(const void* object, size_t slot, void* hook) {
+  absl::Status status = State().patcher.Patch(VtableOf(object), slot, hook);
+  if (!status.ok()) fmt::print(stderr, "spreplay: cannot hook Slang: {}\n", status.message());
+}
+
+void PatchComponentType(IComponentType* component);
+void PatchModule(IModule* module);
+
+// Keeps `object` alive and remembers what it contains.
+void Track(ISlangUnknown* object, ComponentPtr component) {
+  std::lock_guard lock(State().mutex);
+  auto [it, inserted] = State().components.try_emplace(object, component);
+  if (inserted) {
+    object->addRef();
+  } else {
+    it->second = std::move(component);
+  }
+}
+
+ComponentPtr Lookup(const void* object) {
+  std::lock_guard lock(State().mutex);
+  auto it = State().components.find(object);
+  return it == State().components.end() ? Component::Opaque() : it->second;
+}
+
+std::string TypeFullName(slang::TypeReflection* type) {
+  if (!type || !State().get_full_name) return "";
+  ISlangBlob* blob = nullptr;
+  if (SLANG_FAILED(State().get_full_name(reinterpret_cast<SlangReflectionType*>(type), &blob)) || !blob)
+    return "";
+  std::string name(static_cast<const char*>(blob->getBufferPointer()), blob->getBufferSize());
+  blob->release();
+  while (!name.empty() && name.back() == '\0') name.pop_back();
+  return name;
+}
+
+std::optional<Digest> StringModuleDigest(const std::string& path) {
+  std::lock_guard lock(State().mutex);
+  auto it = State().string_modules.find(path);
+  if (it == State().string_modules.end()) return std::nullopt;
+  return it->second;
+}
+
+// Describes a module Slang just loaded by reading every file it depends on.
+// A file that cannot be read makes the module opaque: we never serve code
+// for content we could not see.
+void DescribeModule(IModule* module, const char* path, std::optional<std::string> source) {
+  if (!module) return;
+  {
+    std::lock_guard lock(State().mutex);
+    if (State().components.contains(module)) return;  // a cached load of a module we know
+  }
+  PatchModule(module);
+  const std::string name = module->getName() ? module->getName() : "";
+  const std::string own_path = module->getFilePath() ? module->getFilePath() : (path ? path : "");
+  std::vector<SourceFile> dependencies;
+  std::vector<FileContent> contents;
+  bool readable = true;
+  for (SlangInt32 i = 0; i < module->getDependencyFileCount(); ++i) {
+    const char* dependency = module->getDependencyFilePath(i);
+    if (!dependency) continue;
+    // Slang names a module loaded from a string by a path of its own making;
+    // the string itself is keyed instead, here or in the modules importing it.
+    if (source && own_path == dependency) continue;
+    if (auto imported = StringModuleDigest(dependency)) {
+      dependencies.push_back({dependency, *imported});
+      continue;
+    }
+    absl::StatusOr<FileContent> content = State().files.Read(dependency);
+    if (!content.ok()) {
+      Log("module {}: dependency {} unreadable ({}); its kernels will always compile", name,
+          dependency, content.status());
+      readable = false;
+      continue;
+    }
+    dependencies.push_back({dependency, content->digest});
+    contents.push_back(*content);
+  }
+  ComponentPtr component =
+      readable ? Component::Module(name, own_path, std::move(source), std::move(dependencies))
+               : Component::Opaque();
+  Log("module {} ({} dependencies) {}", name, component->dependencies.size(), component->digest.ToHex().substr(0, 12));
+  Track(module, component);
+  if (!readable) return;
+  if (source) {
+    std::lock_guard lock(State().mutex);
+    State().string_modules[own_path] = component->digest;
+  }
+  for (HookListener* listener : State().listeners) listener->OnModuleLoaded(component, contents);
+}
+
+// ---- IComponentType hooks ----
+
+SlangResult SLANG_MCALL HookLink(IComponentType* self, IComponentType** out, ISlangBlob** diagnostics) {
+  auto original = Original<SlangResult(SLANG_MCALL*)(IComponentType*, IComponentType**, ISlangBlob**)>(
+      self, kLink);
+  SlangResult result = original(self, out, diagnostics);
+  if (SLANG_SUCCEEDED(result) && out && *out) {
+    PatchComponentType(*out);
+    Track(*out, Component::Linked(Lookup(self), {}));
+  }
+  return result;
+}
+
+SlangResult SLANG_MCALL HookLinkWithOptions(IComponentType* self, IComponentType** out,
+                                            uint32_t count, slang::CompilerOptionEntry* entries,
+                                            ISlangBlob** diagnostics) {
+  auto original = Original<SlangResult(SLANG_MCALL*)(IComponentType*, IComponentType**, uint32_t,
+                                                      slang::CompilerOptionEntry*, ISlangBlob**)>(
+      self, kLinkWithOptions);
+  SlangResult result = original(self, out, count, entries, diagnostics);
+  if (SLANG_SUCCEEDED(result) && out && *out) {
+    PatchComponentType(*out);
+    Track(*out, Component::Linked(Lookup(self), CopyOptions(entries, count)));
+  }
+  return result;
+}
+
+SlangResult SLANG_MCALL HookRenameEntryPoint(IComponentType* self, const char* name,
+                                             IComponentType** out) {
+  auto original = Original<SlangResult(SLANG_MCALL*)(IComponentType*, const char*, IComponentType**)>(
+      self, kRenameEntryPoint);
+  SlangResult result = original(self, name, out);
+  if (SLANG_SUCCEEDED(result) && out && *out) {
+    PatchComponentType(*out);
+    Track(*out, Component::Renamed(Lookup(self), name ? name : ""));
+  }
+  return result;
+}
+
+SlangResult SLANG_MCALL HookGetEntryPointCode(IComponentType* self, SlangInt entry_point_index,
+                                              SlangInt target_index, ISlangBlob** out_code,
+                                              ISlangBlob** out_diagnostics) {
+  auto original = Original<SlangResult(SLANG_MCALL*)(IComponentType*, SlangInt, SlangInt, ISlangBlob**,
+                                                      ISlangBlob**)>(self, kGetEntryPointCode);
+  KernelRequest request;
+  request.program = Lookup(self);
+  request.entry_point_index = entry_point_index;
+  request.target_index = target_index;
+  {
+    std::lock_guard lock(State().mutex);
+    auto it = State().sessions.find(self->getSession());
+    if (it != State().sessions.end()) request.session = it->second;
+  }
+  const bool keyable = request.session && request.program->keyable;
+  if (keyable) {
+    request.key = KernelKey({State().toolchain, request.session->digest, request.program->digest,
+                             entry_point_index, target_index});
+    ServedKernel served;
+    for (HookListener* listener : State().listeners) {
+      if (!listener->FindKernel(request, &served)) continue;
+      Log("served kernel {} ({} bytes)", request.key.ToHex().substr(0, 16), served.size);
+      *out_code = NewBorrowedBlob(served.data, served.size);
+      if (out_diagnostics) *out_diagnostics = nullptr;
+      return SLANG_OK;
+    }
+  }
+  const auto start = std::chrono::steady_clock::now();
+  SlangResult result = original(self, entry_point_index, target_index, out_code, out_diagnostics);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  Log("compiled {} in {:.3f} s{}", keyable ? request.key.ToHex().substr(0, 16) : "an untracked program",
+      seconds, keyable ? "" : " (not keyable)");
+  if (SLANG_SUCCEEDED(result) && out_code && *out_code) {
+    for (HookListener* listener : State().listeners)
+      listener->OnKernelCompiled(request, (*out_code)->getBufferPointer(), (*out_code)->getBufferSize(),
+                                 seconds);
+  }
+  return result;
+}
+
+// ---- IModule hooks ----
+
+SlangResult SLANG_MCALL HookFindEntryPointByName(IModule* self, const char* name, IEntryPoint** out) {
+  auto original =
+      Original<SlangResult(SLANG_MCALL*)(IModule*, const char*, IEntryPoint**)>(self, kFindEntryPointByName);
+  SlangResult result = original(self, name, out);
+  if (SLANG_SUCCEEDED(result) && out && *out) {
+    PatchComponentType(*out);
+    Track(*out, Component::EntryPoint(Lookup(self), name ? name : "", kFoundByName));
+  }
+  return result;
+}
+
+SlangResult SLANG_MCALL HookFindAndCheckEntryPoint(IModule* self, const char* name, SlangStage stage,
+                                                   IEntryPoint** out, ISlangBlob** diagnostics) {
+  auto original = Original<SlangResult(SLANG_MCALL*)(IModule*, const char*, SlangStage, IEntryPoint**,
+                                                      ISlangBlob**)>(self, kFindAndCheckEntryPoint);
+  SlangResult result = original(self, name, stage, out, diagnostics);
+  if (SLANG_SUCCEEDED(result) && out && *out) {
+    PatchComponentType(*out);
+    Track(*out, Component::EntryPoint(Lookup(self), name ? name : "", int32_t(stage)));
+  }
+  return result;
+}
+
+// ---- ISession hooks ----
+
+IModule* SLANG_MCALL HookLoadModule(ISession* self, const char* name, ISlangBlob** diagnostics) {
+  auto original = Original<IModule*(SLANG_MCALL*)(ISession*, const char*, ISlangBlob**)>(self, kLoadModule);
+  IModule* module = original(self, name, diagnostics);
+  DescribeModule(module, nullptr, std::nullopt);
+  return module;
+}
+
+IModule* SLANG_MCALL HookLoadModuleFromSource(ISession* self, const char* name, const char* path,
+                                              ISlangBlob* source, ISlangBlob** diagnostics) {
+  auto original = Original<IModule*(SLANG_MCALL*)(ISession*, const char*, const char*, ISlangBlob*,
+                                                   ISlangBlob**)>(self, kLoadModuleFromSource);
+  IModule* module = original(self, name, path, source, diagnostics);
+  if (module && source) {
+    DescribeModule(module, path, std::string(static_cast<const char*>(source->getBufferPointer()),
+                                             source->getBufferSize()));
+  }
+  return module;
+}
+
+IModule* SLANG_MCALL HookLoadModuleFromSourceString(ISession* self, const char* name, const char* path,
+                                                    const char* text, ISlangBlob** diagnostics) {
+  auto original = Original<IModule*(SLANG_MCALL*)(ISession*, const char*, const char*, const char*,
+                                                   ISlangBlob**)>(self, kLoadModuleFromSourceString);
+  IModule* module = original(self, name, path, text, diagnostics);
+  if (module && text) DescribeModule(module, path, std::string(text));
+  return module;
+}
+
+SlangResult SLANG_MCALL HookCreateComposite(ISession* self, IComponentType* const* components, SlangInt count,
+                                            IComponentType** out, ISlangBlob** diagnostics) {
+  auto original = Original<SlangResult(SLANG_MCALL*)(ISession*, IComponentType* const*, SlangInt,
+                                                      IComponentType**, ISlangBlob**)>(self, kCreateComposite);
+  SlangResult result = original(self, components, count, out, diagnostics);
+  if (SLANG_SUCCEEDED(result) && out && *out) {
+    std::vector<ComponentPtr> children;
+    for (SlangInt i = 0; i < count; ++i) children.push_back(Lookup(components[i]));
+    PatchComponentType(*out);
+    Track(*out, Component::Composite(std::move(children)));
+  }
+  return result;
+}
+
+SlangResult SLANG_MCALL HookCreateTypeConformance(ISession* self, slang::TypeReflection* type,
+                                                  slang::TypeReflection* interface_type,
+                                                  slang::ITypeConformance** out, SlangInt id_override,
+                                                  ISlangBlob** diagnostics) {
+  auto original = Original<SlangResult(SLANG_MCALL*)(ISession*, slang::TypeReflection*, slang::TypeReflection*,
+                                                      slang::ITypeConformance**, SlangInt, ISlangBlob**)>(
+      self, kCreateTypeConformance);
+  SlangResult result = original(self, type, interface_type, out, id_override, diagnostics);
+  if (SLANG_SUCCEEDED(result) && out && *out) {
+    const std::string type_name = TypeFullName(type);
+    const std::string interface_name = TypeFullName(interface_type);
+    PatchComponentType(*out);
+    Track(*out, type_name.empty() || interface_name.empty()
+                    ? Component::Opaque()
+                    : Component::TypeConformance(type_name, interface_name, id_override));
+  }
+  return result;
+}
+
+// ---- IGlobalSession hooks ----
+
+SlangResult SLANG_MCALL HookCreateSession(IGlobalSession* self, const slang::SessionDesc& desc,
+                                          ISession** out) {
+  auto original = Original<SlangResult(SLANG_MCALL*)(IGlobalSession*, const slang::SessionDesc&, ISession**)>(
+      self, kCreateSession);
+  SlangResult result = original(self, desc, out);
+  if (SLANG_FAILED(result) || !out || !*out) return result;
+  ISession* session = *out;
+  Patch(session, kLoadModule, reinterpret_cast<void*>(&HookLoadModule));
+  Patch(session, kLoadModuleFromSource, reinterpret_cast<void*>(&HookLoadModuleFromSource));
+  Patch(session, kLoadModuleFromSourceString, reinterpret_cast<void*>(&HookLoadModuleFromSourceString));
+  Patch(session, kCreateComposite, reinterpret_cast<void*>(&HookCreateComposite));
+  Patch(session, kCreateTypeConformance, reinterpret_cast<void*>(&HookCreateTypeConformance));
+
+  auto info = std::make_shared<SessionInfo>();
+  info->config = SessionConfig::From(desc);
+  info->digest = info->config.ContentDigest();
+  {
+    std::lock_guard lock(State().mutex);
+    info->ordinal = State().session_count++;
+    auto [it, inserted] = State().sessions.insert_or_assign(session, info);
+    if (inserted) session->addRef();
+  }
+  Log("session {} created ({} options, {} macros)", info->ordinal, info->config.options.size(),
+      info->config.macros.size());
+  for (HookListener* listener : State().listeners) listener->OnSessionCreated(*info);
+  return result;
+}
+
+void PatchComponentType(IComponentType* component) {
+  Patch(component, kGetEntryPointCode, reinterpret_cast<void*>(&HookGetEntryPointCode));
+  Patch(component, kLink, reinterpret_cast<void*>(&HookLink));
+  Patch(component, kLinkWithOptions, reinterpret_cast<void*>(&HookLinkWithOptions));
+  Patch(component, kRenameEntryPoint, reinterpret_cast<void*>(&HookRenameEntryPoint));
+}
+
+void PatchModule(IModule* module) {
+  PatchComponentType(module);
+  Patch(module, kFindEntryPointByName, reinterpret_cast<void*>(&HookFindEntryPointByName));
+  Patch(module, kFindAndCheckEntryPoint, reinterpret_cast<void*>(&HookFindAndCheckEntryPoint));
+}
+
+}  // namespace
+
+absl::Status ConfigureSlangHooks(const HookOptions& options) {
+  std::lock_guard lock(State().mutex);
+  State().options = options;
+  State().toolchain = options.toolchain;
+  if (!options.slang_library.empty()) {
+    void* handle = dlopen(options.slang_library.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!handle) return absl::NotFoundError(fmt::format("cannot load {}: {}", options.slang_library, dlerror()));
+    State().get_full_name = reinterpret_cast<GetFullNameFn>(dlsym(handle, "spReflectionType_GetFullName"));
+  }
+  return absl::OkStatus();
+}
+
+void AddHookListener(HookListener* listener) {
+  std::lock_guard lock(State().mutex);
+  State().listeners.push_back(listener);
+}
+
+void OnGlobalSessionCreated(void* pointer) {
+  auto* global_session = static_cast<IGlobalSession*>(pointer);
+  {
+    std::lock_guard lock(State().mutex);
+    const char* tag = global_session->getBuildTagString();
+    State().toolchain = fmt::format("{} slang {}", State().options.toolchain, tag ? tag : "?");
+  }
+  Patch(global_session, kCreateSession, reinterpret_cast<void*>(&HookCreateSession));
+  Log("hooked Slang global session ({})", State().toolchain);
+}
+
+}  // namespace spreplay

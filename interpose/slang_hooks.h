@@ -1,0 +1,38 @@
+#pragma once
+// Intercepts the Slang API calls through which slangpy (sgl) and slang-rhi
+// build programs, by patching the vtables of Slang's own classes in place.
+//
+// The chain: slang_createGlobalSession2 (interposed by the shim) hands us the
+// global session; createSession hands us sessions; module loads, composites,
+// links and renames hand us the component objects, which we describe by
+// content (component.h); getEntryPointCode is where a kernel is either served
+// from an archive or compiled as usual. Objects the hooks describe are kept
+// alive, so their addresses can never be reused by an object we did not see.
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "interpose/hook_listener.h"
+
+namespace spreplay {
+
+struct HookOptions {
+  // Identifies the code generator: Slang's build tag plus the slangpy
+  // version. Part of every kernel key.
+  std::string toolchain;
+  // The libslang-compiler slangpy loaded, for the few C reflection functions
+  // the hooks call.
+  std::string slang_library;
+  bool verbose = false;  // one line on stderr per hooked event
+};
+
+// Called once with the options; later calls only add listeners. The listener
+// must live until the process exits.
+absl::Status ConfigureSlangHooks(const HookOptions& options);
+void AddHookListener(HookListener* listener);
+
+// Patches the vtables reachable from a freshly created slang::IGlobalSession.
+// Called by the shim for every global session slangpy creates.
+void OnGlobalSessionCreated(void* global_session);
+
+}  // namespace spreplay

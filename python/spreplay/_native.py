@@ -1,0 +1,75 @@
+"""Loads spreplay's native libraries and declares their C interface (runtime/c_api.h)."""
+
+from __future__ import annotations
+
+import ctypes
+import os
+from pathlib import Path
+
+_LIB_DIR_VARIABLE = "SPREPLAY_LIB_DIR"
+
+CompileCallback = ctypes.CFUNCTYPE(
+    None, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_double
+)
+
+
+class NativeError(RuntimeError):
+    """The native library refused a request; the message says why."""
+
+
+def library_dir() -> Path:
+    override = os.environ.get(_LIB_DIR_VARIABLE)
+    return Path(override) if override else Path(__file__).resolve().parent / "_lib"
+
+
+class Native:
+    """The shim (global scope, interposes slang_createGlobalSession2) and the native core."""
+
+    def __init__(self) -> None:
+        directory = library_dir()
+        shim_path = directory / "libspreplay_shim.so"
+        native_path = directory / "libspreplay_native.so"
+        for path in (shim_path, native_path):
+            if not path.exists():
+                raise NativeError(f"{path} is missing: reinstall spreplay (pip install spreplay)")
+        # The shim must be in the global scope before slangpy's libsgl is loaded,
+        # so that libsgl's reference to slang_createGlobalSession2 binds to it.
+        self.shim = ctypes.CDLL(str(shim_path), mode=ctypes.RTLD_GLOBAL)
+        self.core = ctypes.CDLL(str(native_path), mode=ctypes.RTLD_LOCAL)
+        self._declare()
+
+    def _declare(self) -> None:
+        shim, core = self.shim, self.core
+        shim.spreplay_shim_configure.argtypes = [ctypes.c_char_p, ctypes.c_void_p, ctypes.c_void_p]
+        shim.spreplay_shim_configure.restype = ctypes.c_int
+        shim.spreplay_shim_error.restype = ctypes.c_char_p
+        core.spreplay_last_error.restype = ctypes.c_char_p
+        core.spreplay_configure.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int]
+        core.spreplay_configure.restype = ctypes.c_int
+        core.spreplay_add_kernel.argtypes = [ctypes.c_char_p, ctypes.c_void_p, ctypes.c_size_t]
+        core.spreplay_add_kernel.restype = ctypes.c_int
+        core.spreplay_on_compile.argtypes = [CompileCallback]
+        core.spreplay_on_compile.restype = None
+        core.spreplay_counts.argtypes = [ctypes.POINTER(ctypes.c_uint64)] * 3
+        core.spreplay_counts.restype = None
+
+    def _check(self, result: int) -> None:
+        if result != 0:
+            raise NativeError(self.core.spreplay_last_error().decode(errors="replace"))
+
+    def install_hooks(self, slang_library: Path, toolchain: str, verbose: bool) -> None:
+        self._check(self.core.spreplay_configure(str(slang_library).encode(), toolchain.encode(), int(verbose)))
+        callback = ctypes.cast(self.core.spreplay_on_global_session, ctypes.c_void_p)
+        if self.shim.spreplay_shim_configure(str(slang_library).encode(), callback, None) != 0:
+            raise NativeError(self.shim.spreplay_shim_error().decode(errors="replace"))
+
+    def add_kernel(self, key_hex: str, code: bytes) -> None:
+        self._check(self.core.spreplay_add_kernel(key_hex.encode(), code, len(code)))
+
+    def on_compile(self, callback: CompileCallback) -> None:
+        self.core.spreplay_on_compile(callback)
+
+    def counts(self) -> dict[str, int]:
+        values = [ctypes.c_uint64() for _ in range(3)]
+        self.core.spreplay_counts(*[ctypes.byref(v) for v in values])
+        return dict(zip(("served", "compiled", "not_keyable"), (v.value for v in values)))

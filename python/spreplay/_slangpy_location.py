@@ -1,0 +1,34 @@
+"""Finds the installed slangpy and its bundled Slang without importing slangpy."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import importlib.util
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class SlangpyInstall:
+    package_dir: Path
+    version: str
+    slang_library: Path
+
+
+class SlangpyNotFound(RuntimeError):
+    pass
+
+
+def locate_slangpy() -> SlangpyInstall:
+    spec = importlib.util.find_spec("slangpy")
+    if spec is None or not spec.submodule_search_locations:
+        raise SlangpyNotFound("slangpy is not installed in this Python environment")
+    package_dir = Path(list(spec.submodule_search_locations)[0])
+    libraries = sorted(package_dir.glob("libslang-compiler.so*"))
+    if not libraries:
+        raise SlangpyNotFound(f"no libslang-compiler.so* next to slangpy in {package_dir}")
+    return SlangpyInstall(
+        package_dir=package_dir,
+        version=importlib.metadata.version("slangpy"),
+        slang_library=libraries[-1],
+    )

@@ -1,0 +1,42 @@
+#pragma once
+// The C interface the Python package loads with ctypes. A C ABI keeps the
+// native library independent of the Python version and free of any binding
+// framework; every function returns 0 on success or writes a message that
+// spreplay_last_error returns.
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SPREPLAY_API __attribute__((visibility("default")))
+
+SPREPLAY_API const char* spreplay_last_error(void);
+
+// Configures the Slang hooks. `toolchain` names what generates code besides
+// Slang itself (the slangpy version); `slang_library` is the path of the
+// libslang-compiler slangpy loads.
+SPREPLAY_API int spreplay_configure(const char* slang_library, const char* toolchain, int verbose);
+
+// The shim calls this for every Slang global session; pass its address to
+// spreplay_shim_configure.
+SPREPLAY_API void spreplay_on_global_session(void* global_session, void* context);
+
+// Serves `size` bytes (a cubin, fatbin or PTX image) for the kernel whose key is
+// the 64-character hex digest `key_hex`. The bytes are copied.
+SPREPLAY_API int spreplay_add_kernel(const char* key_hex, const void* data, size_t size);
+
+// Called after every compile that went through Slang, with the kernel key (empty
+// when the program could not be keyed), the code and the compile time.
+typedef void (*spreplay_compile_callback)(const char* key_hex, const char* entry_point,
+                                          const void* code, size_t size, double seconds);
+SPREPLAY_API void spreplay_on_compile(spreplay_compile_callback callback);
+
+// Counts of kernel requests in this process so far.
+SPREPLAY_API void spreplay_counts(uint64_t* served, uint64_t* compiled, uint64_t* not_keyable);
+
+#ifdef __cplusplus
+}
+#endif
