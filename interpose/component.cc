@@ -60,8 +60,8 @@ std::string NormalizeSourceText(const std::string& text, const std::vector<Sourc
   return normalized;
 }
 
-ComponentPtr Component::Module(std::string name, std::string path, std::optional<std::string> source,
-                               std::vector<SourceFile> dependencies) {
+ComponentPtr Component::Module(std::string name, std::string path, std::string requested_name,
+                               std::optional<std::string> source, std::vector<SourceFile> dependencies) {
   auto module = Make(Kind::kModule);
   KeyHasher hasher("spreplay.module.v1");
   hasher.Text(name);
@@ -77,6 +77,7 @@ ComponentPtr Component::Module(std::string name, std::string path, std::optional
   for (const Digest& content : contents) hasher.Hash(content);
   module->name = std::move(name);
   module->path = std::move(path);
+  module->requested_name = std::move(requested_name);
   module->source = std::move(source);
   module->dependencies = std::move(dependencies);
   module->digest = hasher.Finish();

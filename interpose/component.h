@@ -47,6 +47,9 @@ struct Component {
   std::optional<std::string> source;
   // kModule: the path given to or reported by Slang (replay only).
   std::string path;
+  // kModule loaded by ISession::loadModule: the name it was asked for, which
+  // sgl resolves to a path (replay only).
+  std::string requested_name;
   // kModule: every file Slang read for it, including imported modules.
   std::vector<SourceFile> dependencies;
   // kEntryPoint: the stage passed to findAndCheckEntryPoint, or kFoundByName.
@@ -61,8 +64,8 @@ struct Component {
   Digest digest;         // content identity, computed by the factories below
   bool keyable = false;  // false if any part of the tree is opaque
 
-  static ComponentPtr Module(std::string name, std::string path, std::optional<std::string> source,
-                             std::vector<SourceFile> dependencies);
+  static ComponentPtr Module(std::string name, std::string path, std::string requested_name,
+                             std::optional<std::string> source, std::vector<SourceFile> dependencies);
   static ComponentPtr EntryPoint(ComponentPtr module, std::string function_name, int32_t stage);
   static ComponentPtr TypeConformance(std::string type_name, std::string interface_name, int64_t id);
   static ComponentPtr Composite(std::vector<ComponentPtr> children);

@@ -117,7 +117,8 @@ std::optional<Digest> StringModuleDigest(const std::string& path) {
 // Describes a module Slang just loaded by reading every file it depends on.
 // A file that cannot be read makes the module opaque: we never serve code
 // for content we could not see.
-void DescribeModule(IModule* module, const char* path, std::optional<std::string> source) {
+void DescribeModule(IModule* module, const char* requested_name, const char* path,
+                    std::optional<std::string> source) {
   if (!module) return;
   {
     std::lock_guard lock(State().mutex);
@@ -150,7 +151,8 @@ void DescribeModule(IModule* module, const char* path, std::optional<std::string
     contents.push_back(*content);
   }
   ComponentPtr component =
-      readable ? Component::Module(name, own_path, std::move(source), std::move(dependencies))
+      readable ? Component::Module(name, own_path, requested_name ? requested_name : "", std::move(source),
+                                   std::move(dependencies))
                : Component::Opaque();
   Log("module {} ({} dependencies) {}", name, component->dependencies.size(), component->digest.ToHex().substr(0, 12));
   Track(module, component);
@@ -271,7 +273,7 @@ SlangResult SLANG_MCALL HookFindAndCheckEntryPoint(IModule* self, const char* na
 IModule* SLANG_MCALL HookLoadModule(ISession* self, const char* name, ISlangBlob** diagnostics) {
   auto original = Original<IModule*(SLANG_MCALL*)(ISession*, const char*, ISlangBlob**)>(self, kLoadModule);
   IModule* module = original(self, name, diagnostics);
-  DescribeModule(module, nullptr, std::nullopt);
+  DescribeModule(module, name, nullptr, std::nullopt);
   return module;
 }
 
@@ -281,7 +283,7 @@ IModule* SLANG_MCALL HookLoadModuleFromSource(ISession* self, const char* name, 
                                                    ISlangBlob**)>(self, kLoadModuleFromSource);
   IModule* module = original(self, name, path, source, diagnostics);
   if (module && source) {
-    DescribeModule(module, path, std::string(static_cast<const char*>(source->getBufferPointer()),
+    DescribeModule(module, name, path, std::string(static_cast<const char*>(source->getBufferPointer()),
                                              source->getBufferSize()));
   }
   return module;
@@ -292,7 +294,7 @@ IModule* SLANG_MCALL HookLoadModuleFromSourceString(ISession* self, const char* 
   auto original = Original<IModule*(SLANG_MCALL*)(ISession*, const char*, const char*, const char*,
                                                    ISlangBlob**)>(self, kLoadModuleFromSourceString);
   IModule* module = original(self, name, path, text, diagnostics);
-  if (module && text) DescribeModule(module, path, std::string(text));
+  if (module && text) DescribeModule(module, name, path, std::string(text));
   return module;
 }
 
