@@ -1,2 +1,41 @@
+// spreplay: the command-line tool. Each subcommand lives in its own file.
+
+#include <cstdio>
+#include <span>
+#include <string_view>
+
+#include "cli/commands.h"
 #include "fmt/format.h"
-int main(int argc, char** argv) { fmt::print("spreplay\n"); return 0; }
+
+namespace {
+
+constexpr std::string_view kUsage = R"(usage: spreplay COMMAND [ARGS]
+
+commands:
+  inspect FILE [--json]       describe a trace or a kernel archive
+  merge TRACE... -o OUT       merge traces into one (de-duplicated)
+  compile TRACE... -o OUT     build a kernel archive from traces (no GPU needed)
+  extract ARCHIVE KEY -o OUT  write one archived kernel as a fatbin
+  version                     print versions
+
+environment (in the app's process):
+  SLANGPY_RECORD=trace.capnp       record every call site's kernel
+  SLANGPY_KERNELS=kernels.fatbin   serve kernels from an archive
+)";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::span<char*> args(argv + 1, argc > 0 ? argc - 1 : 0);
+  if (args.empty() || std::string_view(args[0]) == "--help" || std::string_view(args[0]) == "-h") {
+    fmt::print(args.empty() ? stderr : stdout, "{}", kUsage);
+    return args.empty() ? 2 : 0;
+  }
+  const std::string_view command = args[0];
+  std::span<char*> rest = args.subspan(1);
+  if (command == "inspect") return spreplay::RunInspect(rest);
+  if (command == "merge") return spreplay::RunMerge(rest);
+  if (command == "version") return spreplay::RunVersion(rest);
+  fmt::print(stderr, "spreplay: unknown command '{}'\n\n{}", command, kUsage);
+  return 2;
+}

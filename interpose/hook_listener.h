@@ -25,6 +25,7 @@ struct KernelRequest {
   int64_t entry_point_index = 0;
   int64_t target_index = 0;
   Digest key;  // valid only when program->keyable
+  std::string toolchain;
 };
 
 // Bytes to hand Slang's caller in place of compiled code. The owner keeps them
@@ -37,6 +38,8 @@ struct ServedKernel {
 class HookListener {
  public:
   virtual ~HookListener() = default;
+  // Slang's global session exists; `toolchain` is what kernel keys carry.
+  virtual void OnToolchainKnown(const std::string& toolchain, const std::string& slang_build_tag) {}
   virtual void OnSessionCreated(const SessionInfo& session) {}
   // A module Slang loaded, with the bytes of every file it read.
   virtual void OnModuleLoaded(const ComponentPtr& module,

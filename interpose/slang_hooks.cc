@@ -218,8 +218,9 @@ SlangResult SLANG_MCALL HookGetEntryPointCode(IComponentType* self, SlangInt ent
     if (it != State().sessions.end()) request.session = it->second;
   }
   const bool keyable = request.session && request.program->keyable;
+  request.toolchain = State().toolchain;
   if (keyable) {
-    request.key = KernelKey({State().toolchain, request.session->digest, request.program->digest,
+    request.key = KernelKey({request.toolchain, request.session->digest, request.program->digest,
                              entry_point_index, target_index});
     ServedKernel served;
     for (HookListener* listener : State().listeners) {
@@ -395,11 +396,15 @@ void AddHookListener(HookListener* listener) {
 
 void OnGlobalSessionCreated(void* pointer) {
   auto* global_session = static_cast<IGlobalSession*>(pointer);
+  const char* tag = global_session->getBuildTagString();
+  const std::string build_tag = tag ? tag : "?";
+  std::string toolchain;
   {
     std::lock_guard lock(State().mutex);
-    const char* tag = global_session->getBuildTagString();
-    State().toolchain = fmt::format("{} slang {}", State().options.toolchain, tag ? tag : "?");
+    State().toolchain = fmt::format("{} slang {}", State().options.toolchain, build_tag);
+    toolchain = State().toolchain;
   }
+  for (HookListener* listener : State().listeners) listener->OnToolchainKnown(toolchain, build_tag);
   Patch(global_session, kCreateSession, reinterpret_cast<void*>(&HookCreateSession));
   Log("hooked Slang global session ({})", State().toolchain);
 }

@@ -4,6 +4,7 @@
 
 #include "absl/status/status.h"
 #include "interpose/slang_hooks.h"
+#include "recorder/trace_recorder.h"
 #include "runtime/kernel_table.h"
 
 namespace spreplay {
@@ -14,6 +15,7 @@ struct NativeState {
   std::string last_error;
   KernelTable kernels;
   spreplay_compile_callback compile_callback = nullptr;
+  std::unique_ptr<TraceRecorder> recorder;
   bool configured = false;
 };
 
@@ -81,4 +83,19 @@ void spreplay_counts(uint64_t* served, uint64_t* compiled, uint64_t* not_keyable
   if (served) *served = counts.served;
   if (compiled) *compiled = counts.compiled;
   if (not_keyable) *not_keyable = counts.not_keyable;
+}
+
+int spreplay_record_open(const char* path, const char* process_json) {
+  if (Native().recorder) return spreplay::Fail(absl::FailedPreconditionError("already recording"));
+  auto recorder = spreplay::TraceRecorder::Open(path ? path : "", process_json ? process_json : "");
+  if (!recorder.ok()) return spreplay::Fail(recorder.status());
+  Native().recorder = *std::move(recorder);
+  spreplay::AddHookListener(Native().recorder.get());
+  return 0;
+}
+
+int spreplay_record_json(const char* record_kind, const char* json) {
+  if (!Native().recorder) return spreplay::Fail(absl::FailedPreconditionError("not recording"));
+  absl::Status status = Native().recorder->RecordJson(record_kind ? record_kind : "", json ? json : "");
+  return status.ok() ? 0 : spreplay::Fail(status);
 }

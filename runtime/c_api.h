@@ -37,6 +37,14 @@ SPREPLAY_API void spreplay_on_compile(spreplay_compile_callback callback);
 // Counts of kernel requests in this process so far.
 SPREPLAY_API void spreplay_counts(uint64_t* served, uint64_t* compiled, uint64_t* not_keyable);
 
+// Starts recording every compiled kernel, with the sessions and sources it
+// depends on, to the trace at `path` (appending if it exists). `process_json`
+// describes this process (schema/trace.capnp Process, as JSON).
+SPREPLAY_API int spreplay_record_open(const char* path, const char* process_json);
+
+// Appends a `callSite` or `device` record described as JSON.
+SPREPLAY_API int spreplay_record_json(const char* record_kind, const char* json);
+
 #ifdef __cplusplus
 }
 #endif

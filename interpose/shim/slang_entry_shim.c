@@ -9,6 +9,7 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <link.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -23,6 +24,8 @@ static CreateGlobalSession2Fn g_real_create;
 static GlobalSessionCallback g_on_global_session;
 static void* g_on_global_session_context;
 static char g_error[512];
+
+SPREPLAY_EXPORT int slang_createGlobalSession2(const void* desc, void** out_global_session);
 
 SPREPLAY_EXPORT const char* spreplay_shim_error(void) { return g_error; }
 
@@ -46,12 +49,25 @@ SPREPLAY_EXPORT int spreplay_shim_configure(const char* slang_library_path,
   return 0;
 }
 
+/* Finds slang_createGlobalSession2 in whichever loaded library defines it,
+ * other than this one. Used only if the shim was loaded but never configured:
+ * the app must then behave exactly as if spreplay were absent. */
+static int find_real_create(struct dl_phdr_info* info, size_t size, void* data) {
+  (void)size;
+  (void)data;
+  if (!info->dlpi_name || !info->dlpi_name[0]) return 0;
+  void* handle = dlopen(info->dlpi_name, RTLD_NOW | RTLD_NOLOAD);
+  if (!handle) return 0;
+  void* symbol = dlsym(handle, "slang_createGlobalSession2");
+  dlclose(handle);
+  if (!symbol || symbol == (void*)&slang_createGlobalSession2) return 0;
+  g_real_create = (CreateGlobalSession2Fn)symbol;
+  return 1;
+}
+
 SPREPLAY_EXPORT int slang_createGlobalSession2(const void* desc, void** out_global_session) {
-  if (!g_real_create) {
-    /* Loaded but never configured: behave as a plain pass-through. */
-    g_real_create = (CreateGlobalSession2Fn)dlsym(RTLD_NEXT, "slang_createGlobalSession2");
-    if (!g_real_create) return (int)0x80004005; /* SLANG_FAIL */
-  }
+  if (!g_real_create) dl_iterate_phdr(find_real_create, NULL);
+  if (!g_real_create) return (int)0x80004005; /* SLANG_FAIL: no Slang in the process */
   int result = g_real_create(desc, out_global_session);
   if (result >= 0 && out_global_session && *out_global_session && g_on_global_session)
     g_on_global_session(*out_global_session, g_on_global_session_context);

@@ -1,18 +1,26 @@
 """spreplay: slangpy kernels compiled ahead of time.
 
-Activated by environment variables through a .pth file; see README.md. The
-functions here are for tests, tools and apps that want a summary.
+Activated by environment variables through spreplay.pth; see README.md. The
+functions here serve tests, tools and apps that want a summary. Importing the
+package stays cheap: the native library loads only when something needs it.
 """
 
 from __future__ import annotations
 
-from ._hooks import install as install_hooks
-from ._hooks import native as _native_or_none
+__version__ = "0.1.0"
+__all__ = ["install_hooks", "counts", "__version__"]
 
-__all__ = ["install_hooks", "counts"]
+
+def install_hooks(verbose: bool = False):  # noqa: ANN201 (returns the private Native handle)
+    """Hooks Slang in this process. Must run before slangpy is imported."""
+    from ._hooks import install
+
+    return install(verbose=verbose)
 
 
 def counts() -> dict[str, int]:
     """Kernel requests in this process: served from an archive, compiled, not keyable."""
-    native = _native_or_none()
-    return native.counts() if native else {"served": 0, "compiled": 0, "not_keyable": 0}
+    from ._hooks import native
+
+    handle = native()
+    return handle.counts() if handle else {"served": 0, "compiled": 0, "not_keyable": 0}

@@ -32,10 +32,11 @@ class Native:
         for path in (shim_path, native_path):
             if not path.exists():
                 raise NativeError(f"{path} is missing: reinstall spreplay (pip install spreplay)")
-        # The shim must be in the global scope before slangpy's libsgl is loaded,
-        # so that libsgl's reference to slang_createGlobalSession2 binds to it.
-        self.shim = ctypes.CDLL(str(shim_path), mode=ctypes.RTLD_GLOBAL)
+        # The core first: if it cannot load, nothing of spreplay stays in the
+        # process. The shim must then enter the global scope before slangpy's
+        # libsgl loads, so libsgl's slang_createGlobalSession2 binds to it.
         self.core = ctypes.CDLL(str(native_path), mode=ctypes.RTLD_LOCAL)
+        self.shim = ctypes.CDLL(str(shim_path), mode=ctypes.RTLD_GLOBAL)
         self._declare()
 
     def _declare(self) -> None:
@@ -50,6 +51,10 @@ class Native:
         core.spreplay_add_kernel.restype = ctypes.c_int
         core.spreplay_on_compile.argtypes = [CompileCallback]
         core.spreplay_on_compile.restype = None
+        core.spreplay_record_open.argtypes = [ctypes.c_char_p, ctypes.c_char_p]
+        core.spreplay_record_open.restype = ctypes.c_int
+        core.spreplay_record_json.argtypes = [ctypes.c_char_p, ctypes.c_char_p]
+        core.spreplay_record_json.restype = ctypes.c_int
         core.spreplay_counts.argtypes = [ctypes.POINTER(ctypes.c_uint64)] * 3
         core.spreplay_counts.restype = None
 
@@ -73,3 +78,9 @@ class Native:
         values = [ctypes.c_uint64() for _ in range(3)]
         self.core.spreplay_counts(*[ctypes.byref(v) for v in values])
         return dict(zip(("served", "compiled", "not_keyable"), (v.value for v in values)))
+
+    def record_open(self, path: str, process_json: str) -> None:
+        self._check(self.core.spreplay_record_open(path.encode(), process_json.encode()))
+
+    def record_json(self, kind: str, json_text: str) -> None:
+        self._check(self.core.spreplay_record_json(kind.encode(), json_text.encode()))

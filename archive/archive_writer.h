@@ -1,0 +1,88 @@
+// Builds a kernel archive (layout in archive/archive_format.h, index in schema/archive.capnp)
+// from compiled kernels and publishes it atomically.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "common/sha256.h"
+#include "schema/archive.capnp.h"
+
+namespace spreplay {
+
+// Describes the archive as a whole. Nothing here takes part in kernel keys.
+struct ArchiveProvenance {
+  std::string toolchain;         // e.g. "slangpy 0.43.1 slang 2026.12"
+  std::string spreplay_version;  // e.g. "0.1.0"
+  // Left to the caller rather than read from the clock, so builds can be byte-reproducible (0).
+  int64_t created_unix_seconds = 0;
+  std::string host;
+  std::string command;
+};
+
+struct KernelCallSite {
+  std::string module_name;
+  std::string function_name;
+  std::string call_kind;  // "call", "bwds", "dispatch", ...
+  std::string wrapper_module_name;
+  std::string entry_point_name;
+};
+
+struct KernelDependency {
+  Digest digest;
+  std::string recorded_path;  // Provenance only.
+};
+
+// Everything about a kernel except its binaries; mirrors schema::KernelEntry.
+struct KernelMetadata {
+  Digest key;
+  KernelCallSite call_site;
+  std::vector<KernelDependency> manifest;
+  Digest session_digest;
+  Digest program_digest;
+  std::vector<uint32_t> sass_arches;
+  uint32_t ptx_arch = 0;
+};
+
+struct KernelBinary {
+  schema::BlobKind kind = schema::BlobKind::UNSPECIFIED;
+  uint32_t arch = 0;  // 0 for the fatbin.
+  std::vector<std::byte> bytes;
+};
+
+// Collects kernels in memory, then writes them in one go. Not thread-safe.
+class ArchiveWriter {
+ public:
+  explicit ArchiveWriter(ArchiveProvenance provenance);
+
+  // Adds a kernel. Its binaries must include exactly one FATBIN (arch 0), which is what the
+  // runtime serves, and at most one blob per kind and arch; none may be empty.
+  //
+  // A key added twice keeps the LAST kernel added. Keys name content, so a repeat is a rebuild of
+  // the same kernel (e.g. merging a fresh compile over an older one) and the newest build is the
+  // one to keep; rejecting it would make every merge dedupe first.
+  absl::Status Add(KernelMetadata metadata, std::vector<KernelBinary> binaries);
+
+  size_t kernel_count() const { return kernels_.size(); }
+
+  // Writes every kernel added so far to `path`, replacing any existing file atomically: a reader
+  // opening `path` meanwhile sees the old archive or the new one, never a mix. On failure `path`
+  // is untouched and no temporary file is left behind. Identical blobs (by SHA-256) are stored
+  // once and shared by every entry that uses them.
+  absl::Status Write(const std::string& path) const;
+
+ private:
+  struct Kernel {
+    KernelMetadata metadata;
+    std::vector<KernelBinary> binaries;
+  };
+
+  ArchiveProvenance provenance_;
+  std::map<Digest, Kernel> kernels_;  // Ordered because the index must be sorted by key.
+};
+
+}  // namespace spreplay

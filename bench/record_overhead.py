@@ -1,0 +1,98 @@
+"""Records every sample on a CUDA GPU and measures what recording costs.
+
+For each sample, in fresh processes with fresh CUDA caches:
+  stock   the app as is;
+  record  the same app with SLANGPY_RECORD set.
+Both run every call site `--repeat` times, so the first pass shows the cold
+cost (kernel compiles included) and later passes the steady-state dispatch
+cost. Outputs must be bit-identical between the two. Writes the traces (the
+test fixtures the compiler's CI tests use) and a JSON summary.
+
+    python bench/record_overhead.py --out DIR [--repeat 20]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = ["elementwise", "generic_mlp", "autodiff"]
+TIMING = re.compile(
+    r"setup (?P<setup>[\d.]+)s, first pass (?P<first>[\d.]+)s.*?steady (?P<steady>[\d.]+) ms/pass"
+)
+
+
+def run_sample(name: str, out_npz: Path, repeat: int, env: dict[str, str]) -> dict:
+    cache = tempfile.mkdtemp(prefix="cuda-cache-")
+    start = time.perf_counter()
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "samples" / name / "app.py"), "--repeat", str(repeat), "--out", str(out_npz)],
+        env={**os.environ, "CUDA_CACHE_PATH": cache, "SPREPLAY_SAMPLE_DEVICE": "cuda", **env},
+        capture_output=True,
+        text=True,
+    )
+    wall = time.perf_counter() - start
+    shutil.rmtree(cache, ignore_errors=True)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{name} failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
+    match = TIMING.search(proc.stdout)
+    return {
+        "wall_s": wall,
+        "setup_s": float(match["setup"]) if match else None,
+        "first_pass_s": float(match["first"]) if match else None,
+        "steady_ms_per_pass": float(match["steady"]) if match else None,
+        "stderr_tail": proc.stderr[-600:],
+    }
+
+
+def identical(a: Path, b: Path) -> bool:
+    with np.load(a) as left, np.load(b) as right:
+        return sorted(left.files) == sorted(right.files) and all(
+            np.array_equal(left[k], right[k]) for k in left.files
+        )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--repeat", type=int, default=20)
+    args = parser.parse_args()
+    traces = args.out / "traces"
+    traces.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix="spreplay-record-"))
+    results = {}
+    for name in SAMPLES:
+        trace = traces / f"{name}.capnp"
+        trace.unlink(missing_ok=True)
+        stock = run_sample(name, work / f"{name}-stock.npz", args.repeat, {})
+        recorded = run_sample(name, work / f"{name}-record.npz", args.repeat, {"SLANGPY_RECORD": str(trace)})
+        inspect = subprocess.run(["spreplay", "inspect", str(trace)], capture_output=True, text=True)
+        kernels = len(re.findall(r"^[0-9a-f]{16}  ", inspect.stdout, re.MULTILINE))
+        results[name] = {
+            "stock": stock,
+            "record": recorded,
+            "outputs_identical": identical(work / f"{name}-stock.npz", work / f"{name}-record.npz"),
+            "trace_bytes": trace.stat().st_size,
+            "kernels": kernels,
+            "trace_bytes_per_kernel": trace.stat().st_size / max(kernels, 1),
+            "inspect": inspect.stdout + inspect.stderr,
+        }
+        print(json.dumps({k: v for k, v in results[name].items() if k != "inspect"}, indent=2), flush=True)
+        print(results[name]["inspect"], flush=True)
+    (args.out / "record_overhead.json").write_text(json.dumps(results, indent=2))
+    return 0 if all(r["outputs_identical"] for r in results.values()) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

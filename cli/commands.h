@@ -1,0 +1,13 @@
+#pragma once
+// The subcommands of the spreplay tool. Each returns the process exit code:
+// 0 success, 1 the work failed, 2 the command line was wrong.
+
+#include <span>
+
+namespace spreplay {
+
+int RunInspect(std::span<char*> args);
+int RunMerge(std::span<char*> args);
+int RunVersion(std::span<char*> args);
+
+}  // namespace spreplay

@@ -1,0 +1,38 @@
+#include <string_view>
+
+#include "cli/commands.h"
+#include "cli/trace_summary.h"
+#include "common/fmt_absl.h"
+#include "fmt/format.h"
+#include "recorder/trace_reader.h"
+
+namespace spreplay {
+
+int RunInspect(std::span<char*> args) {
+  std::string path;
+  bool json = false;
+  for (std::string_view arg : args) {
+    if (arg == "--json") {
+      json = true;
+    } else if (path.empty() && !arg.starts_with("-")) {
+      path = arg;
+    } else {
+      fmt::print(stderr, "usage: spreplay inspect FILE [--json]\n");
+      return 2;
+    }
+  }
+  if (path.empty()) {
+    fmt::print(stderr, "usage: spreplay inspect FILE [--json]\n");
+    return 2;
+  }
+  absl::StatusOr<Trace> trace = Trace::Read(path);
+  if (!trace.ok()) {
+    fmt::print(stderr, "spreplay: {}\n", trace.status());
+    return 1;
+  }
+  (void)json;
+  fmt::print("{}", DescribeTrace(*trace));
+  return 0;
+}
+
+}  // namespace spreplay

@@ -1,0 +1,102 @@
+#include "cli/trace_summary.h"
+
+#include <algorithm>
+
+#include "fmt/format.h"
+
+namespace spreplay {
+namespace {
+
+std::string Bytes(uint64_t size) {
+  if (size < 1024) return fmt::format("{} B", size);
+  if (size < 1024 * 1024) return fmt::format("{:.1f} KB", size / 1024.0);
+  return fmt::format("{:.1f} MB", size / (1024.0 * 1024.0));
+}
+
+std::string KindName(schema::CallSite::Kind kind) {
+  switch (kind) {
+    case schema::CallSite::Kind::CALL: return "call";
+    case schema::CallSite::Kind::BACKWARD_CALL: return "bwds";
+    case schema::CallSite::Kind::RAW_DISPATCH: return "dispatch";
+    case schema::CallSite::Kind::RAY_TRACING: return "raytracing";
+  }
+  return "?";
+}
+
+std::string Signature(schema::CallSite::Reader call_site) {
+  std::string text;
+  for (auto argument : call_site.getArguments()) {
+    if (!text.empty()) text += ", ";
+    const std::string type = argument.getSlangType().size() ? argument.getSlangType().cStr()
+                                                            : argument.getVectorType().cStr();
+    text += fmt::format("{}: {}", argument.getName().cStr(), type);
+    if (argument.getDimensionality() > 0) text += fmt::format("[{}d]", argument.getDimensionality());
+  }
+  return text;
+}
+
+std::string Clip(std::string text, size_t width) {
+  if (text.size() <= width) return text;
+  return text.substr(0, width - 1) + "~";
+}
+
+}  // namespace
+
+std::string DescribeTrace(const Trace& trace) {
+  std::string out = fmt::format(
+      "trace {}: {} records, {}, {} process(es), {} device(s), {} call site(s), {} kernel(s)\n",
+      trace.name(), trace.record_count(), Bytes(trace.byte_size()), trace.processes().size(),
+      trace.devices().size(), trace.call_sites().size(), trace.kernels().size());
+  for (auto process : trace.processes()) {
+    out += fmt::format("  process {}: {} (slangpy {}, {}, python {})\n", process.getProcessId(),
+                       process.getToolchain().cStr(), process.getSlangpyVersion().cStr(),
+                       process.getPlatform().cStr(), process.getPythonVersion().cStr());
+  }
+  for (auto device : trace.devices()) {
+    out += fmt::format("  device: {} {}\n", device.getType().cStr(), device.getName().cStr());
+  }
+  if (!trace.damage().empty()) {
+    out += fmt::format("  damage: {} region(s); first at offset {}: {}\n", trace.damage().size(),
+                       trace.damage()[0].offset, trace.damage()[0].reason);
+  }
+  if (trace.unknown_records() || trace.undecodable_records()) {
+    out += fmt::format("  skipped: {} record(s) of kinds this spreplay does not know, {} undecodable\n",
+                       trace.unknown_records(), trace.undecodable_records());
+  }
+
+  out += fmt::format("\n{:<16}  {:<10}  {:<12}  {:<24}  {:<9}  {:>9}  {:>9}  {}\n", "KERNEL", "KIND",
+                     "MODULE", "FUNCTION", "COMPILE", "WRAPPER", "PTX", "SIGNATURE");
+  for (const KernelRecord& kernel : trace.kernels()) {
+    std::vector<schema::CallSite::Reader> call_sites = trace.CallSitesOf(kernel);
+    uint64_t wrapper_size = 0;
+    if (absl::StatusOr<ComponentPtr> program = trace.FindComponent(kernel.program); program.ok()) {
+      std::function<void(const ComponentPtr&)> visit = [&](const ComponentPtr& node) {
+        if (node->kind == Component::Kind::kModule && node->source) wrapper_size += node->source->size();
+        for (const ComponentPtr& child : node->children) visit(child);
+      };
+      visit(*program);
+    }
+    const std::string kind = call_sites.empty() ? "-" : KindName(call_sites[0].getKind());
+    const std::string module = call_sites.empty() ? "-" : call_sites[0].getModule().cStr();
+    const std::string function = call_sites.empty() ? kernel.entry_point_name : call_sites[0].getFunction().cStr();
+    out += fmt::format("{:<16}  {:<10}  {:<12}  {:<24}  {:>7.2f} s  {:>9}  {:>9}  {}\n",
+                       kernel.key.ToHex().substr(0, 16), kind, Clip(module, 12), Clip(function, 24),
+                       kernel.compile_seconds, Bytes(wrapper_size), Bytes(kernel.code.size()),
+                       call_sites.empty() ? "" : Signature(call_sites[0]));
+  }
+  size_t without_kernel = 0;
+  for (auto call_site : trace.call_sites()) {
+    bool found = std::any_of(trace.kernels().begin(), trace.kernels().end(), [&](const KernelRecord& kernel) {
+      return std::find(kernel.module_names.begin(), kernel.module_names.end(),
+                       std::string(call_site.getSlangpyHash().cStr())) != kernel.module_names.end();
+    });
+    if (found) continue;
+    if (without_kernel++ == 0) out += "\ncall sites without a recorded kernel (not compiled by Slang on this device):\n";
+    out += fmt::format("  {:<16}  {:<10}  {:<12}  {:<24}  {}\n", std::string(call_site.getSlangpyHash().cStr()).substr(0, 16),
+                       KindName(call_site.getKind()), Clip(call_site.getModule().cStr(), 12),
+                       Clip(call_site.getFunction().cStr(), 24), Signature(call_site));
+  }
+  return out;
+}
+
+}  // namespace spreplay

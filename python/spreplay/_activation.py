@@ -1,0 +1,77 @@
+"""Turns spreplay on from environment variables, at interpreter start-up.
+
+spreplay.pth imports this module in every interpreter of the environment, so
+it must cost nothing when no spreplay variable is set: it reads os.environ and
+returns. Nothing here may raise into the interpreter's start-up.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import sys
+import time
+
+RECORD = "SLANGPY_RECORD"
+KERNELS = "SLANGPY_KERNELS"
+VERBOSE = "SPREPLAY_VERBOSE"
+
+
+def _process_description() -> str:
+    from . import __version__
+
+    return json.dumps(
+        {
+            "formatVersion": 1,
+            "spreplayVersion": __version__,
+            "slangpyVersion": _slangpy_version(),
+            "pythonVersion": platform.python_version(),
+            "platform": f"{platform.system()}-{platform.release()} {platform.machine()} "
+            f"{'-'.join(platform.libc_ver())}",
+            "processId": os.getpid(),
+            "startedAtUnixMs": int(time.time() * 1000),
+            "commandLine": list(sys.argv) if hasattr(sys, "argv") else [],
+        }
+    )
+
+
+def _slangpy_version() -> str:
+    from ._slangpy_location import locate_slangpy
+
+    return locate_slangpy().version
+
+
+def _start_recording(path: str, verbose: bool) -> None:
+    from . import _hooks
+    from ._slangpy_patches import patch_slangpy_on_import
+
+    native = _hooks.install(verbose=verbose)
+    native.record_open(os.path.abspath(path), _process_description())
+    patch_slangpy_on_import(native.record_json)
+
+
+_activated = False
+
+
+def activate_from_environment() -> None:
+    # site.py can process spreplay.pth twice, when a site-packages directory
+    # is reachable under two names (a venv's lib64 -> lib symlink).
+    global _activated
+    if _activated:
+        return
+    _activated = True
+    record_path = os.environ.get(RECORD)
+    archive_path = os.environ.get(KERNELS)
+    if not record_path and not archive_path:
+        return
+    verbose = os.environ.get(VERBOSE, "") not in ("", "0")
+    try:
+        if record_path:
+            _start_recording(record_path, verbose)
+        if archive_path:
+            from ._serving import start_serving
+
+            start_serving(archive_path, verbose)
+    except Exception as error:  # start-up must never fail because of spreplay
+        print(f"spreplay: not active: {error}", file=sys.stderr)

@@ -1,0 +1,78 @@
+"""Wraps the slangpy functions where call sites are built, to record them.
+
+The wrappers run only when a call site is built for the first time; dispatches
+of a built call site never reach them, so recording costs nothing per dispatch.
+"""
+
+from __future__ import annotations
+
+import importlib.abc
+import importlib.machinery
+import json
+import sys
+import time
+from types import ModuleType
+from typing import Any, Callable
+
+from ._call_sites import describe_call, describe_device
+
+RecordSink = Callable[[str, str], None]
+
+
+def _patch_calldata(module: ModuleType, sink: RecordSink) -> None:
+    call_data_class = module.CallData
+    original = call_data_class._try_build_shader
+    seen_devices: set[int] = set()
+
+    def _try_build_shader(self: Any, context: Any, build_info: Any, bindings: Any, type_conformances: Any) -> None:
+        start = time.perf_counter()
+        original(self, context, build_info, bindings, type_conformances)
+        seconds = time.perf_counter() - start
+        try:
+            device = getattr(getattr(build_info, "module", None), "device", None)
+            if device is not None and id(device) not in seen_devices:
+                seen_devices.add(id(device))
+                sink("device", json.dumps(describe_device(device)))
+            sink("callSite", json.dumps(describe_call(self, build_info, bindings, seconds)))
+        except Exception as error:  # never let recording break the app
+            print(f"spreplay: could not record a call site: {error}", file=sys.stderr)
+
+    call_data_class._try_build_shader = _try_build_shader
+
+
+class _PatchAfterImport(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Runs a patch right after a named module has been executed."""
+
+    def __init__(self, module_name: str, patch: Callable[[ModuleType], None]) -> None:
+        self._module_name = module_name
+        self._patch = patch
+        self._spec: importlib.machinery.ModuleSpec | None = None
+
+    def find_spec(self, fullname: str, path: Any, target: Any = None) -> importlib.machinery.ModuleSpec | None:
+        if fullname != self._module_name or self._spec is not None:
+            return None
+        sys.meta_path.remove(self)
+        try:
+            spec = importlib.util.find_spec(fullname)
+        finally:
+            sys.meta_path.insert(0, self)
+        if spec is None or spec.loader is None:
+            return None
+        self._spec = spec
+        self._original_loader = spec.loader
+        spec.loader = self
+        return spec
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType | None:
+        return self._original_loader.create_module(spec)
+
+    def exec_module(self, module: ModuleType) -> None:
+        self._original_loader.exec_module(module)
+        sys.meta_path.remove(self)
+        self._patch(module)
+
+
+def patch_slangpy_on_import(sink: RecordSink) -> None:
+    import importlib.util  # noqa: F401  (used by _PatchAfterImport.find_spec)
+
+    sys.meta_path.insert(0, _PatchAfterImport("slangpy.core.calldata", lambda m: _patch_calldata(m, sink)))

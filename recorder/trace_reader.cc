@@ -1,0 +1,234 @@
+#include "recorder/trace_reader.h"
+
+#include <capnp/serialize.h>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "common/fmt_absl.h"
+#include "fmt/format.h"
+#include "recorder/record_encoding.h"
+
+namespace spreplay {
+
+struct Trace::Contents {
+  std::string name;
+  std::vector<TraceLog> logs;  // own the bytes every reader below points into
+  std::vector<std::unique_ptr<capnp::FlatArrayMessageReader>> messages;
+  std::vector<schema::Process::Reader> processes;
+  std::vector<schema::Device::Reader> devices;
+  std::vector<schema::CallSite::Reader> call_sites;
+  std::vector<KernelRecord> kernels;
+  absl::flat_hash_map<Digest, schema::Component::Reader> component_records;
+  absl::flat_hash_map<Digest, schema::Session::Reader> session_records;
+  absl::flat_hash_map<Digest, std::string_view> sources;
+  std::vector<Damage> damage;
+  uint64_t unknown_records = 0;
+  uint64_t undecodable_records = 0;
+  uint64_t record_count = 0;
+  uint64_t byte_size = 0;
+  mutable std::mutex memo_mutex;
+  mutable absl::flat_hash_map<Digest, ComponentPtr> components;
+
+  absl::flat_hash_set<std::string> call_site_ids;
+  absl::flat_hash_set<Digest> kernel_keys;
+
+  void Index(schema::TraceRecord::Reader record);
+  void AddLog(TraceLog log);
+};
+
+namespace {
+
+std::string_view ViewOf(capnp::Data::Reader data) {
+  return std::string_view(reinterpret_cast<const char*>(data.begin()), data.size());
+}
+
+}  // namespace
+
+void Trace::Contents::Index(schema::TraceRecord::Reader record) {
+  switch (record.which()) {
+    case schema::TraceRecord::PROCESS:
+      processes.push_back(record.getProcess());
+      return;
+    case schema::TraceRecord::DEVICE:
+      devices.push_back(record.getDevice());
+      return;
+    case schema::TraceRecord::SESSION: {
+      absl::StatusOr<Digest> digest = DigestFromData(record.getSession().getDigest());
+      if (!digest.ok()) break;
+      session_records.try_emplace(*digest, record.getSession());
+      return;
+    }
+    case schema::TraceRecord::SOURCE_FILE: {
+      auto file = record.getSourceFile();
+      absl::StatusOr<Digest> digest = DigestFromData(file.getDigest());
+      if (!digest.ok()) break;
+      // Checked here, once: every later use trusts the bytes by digest.
+      if (Sha256Of(ViewOf(file.getBytes())) != *digest) break;
+      sources.try_emplace(*digest, ViewOf(file.getBytes()));
+      return;
+    }
+    case schema::TraceRecord::COMPONENT: {
+      absl::StatusOr<Digest> digest = DigestFromData(record.getComponent().getDigest());
+      if (!digest.ok()) break;
+      component_records.try_emplace(*digest, record.getComponent());
+      return;
+    }
+    case schema::TraceRecord::KERNEL: {
+      auto kernel = record.getKernel();
+      absl::StatusOr<Digest> key = DigestFromData(kernel.getKey());
+      absl::StatusOr<Digest> session = DigestFromData(kernel.getSessionDigest());
+      absl::StatusOr<Digest> program = DigestFromData(kernel.getProgramDigest());
+      if (!key.ok() || !session.ok() || !program.ok()) break;
+      if (!kernel_keys.insert(*key).second) return;
+      KernelRecord entry{*key, *session, *program, kernel.getEntryPointIndex(), kernel.getTargetIndex(),
+                         ViewOf(kernel.getCode()), kernel.getCompileSeconds(), {}, kernel.getEntryPointName(),
+                         kernel.getToolchain()};
+      for (auto name : kernel.getModuleNames()) entry.module_names.emplace_back(name);
+      kernels.push_back(std::move(entry));
+      return;
+    }
+    case schema::TraceRecord::CALL_SITE: {
+      auto call_site = record.getCallSite();
+      std::string id = fmt::format("{}/{}", call_site.getSlangpyHash().cStr(), int(call_site.getKind()));
+      if (call_site_ids.insert(std::move(id)).second) call_sites.push_back(call_site);
+      return;
+    }
+    default:
+      ++unknown_records;
+      return;
+  }
+  ++undecodable_records;
+}
+
+void Trace::Contents::AddLog(TraceLog log) {
+  byte_size += log.bytes.size();
+  for (const Damage& region : log.damage) damage.push_back(region);
+  for (std::span<const std::byte> frame : log.frames) {
+    ++record_count;
+    try {
+      auto words = kj::arrayPtr(reinterpret_cast<const capnp::word*>(frame.data()),
+                                frame.size() / sizeof(capnp::word));
+      capnp::ReaderOptions options;
+      options.traversalLimitInWords = words.size() * 8 + 1024;
+      auto message = std::make_unique<capnp::FlatArrayMessageReader>(words, options);
+      Index(message->getRoot<schema::TraceRecord>());
+      messages.push_back(std::move(message));
+    } catch (const kj::Exception&) {
+      ++undecodable_records;
+    }
+  }
+  logs.push_back(std::move(log));
+}
+
+Trace::Trace(std::unique_ptr<Contents> contents) : contents_(std::move(contents)) {}
+Trace::Trace(Trace&&) noexcept = default;
+Trace& Trace::operator=(Trace&&) noexcept = default;
+Trace::~Trace() = default;
+
+absl::StatusOr<Trace> Trace::Read(const std::string& path) { return ReadAll({path}); }
+
+absl::StatusOr<Trace> Trace::Parse(std::string bytes, std::string name) {
+  absl::StatusOr<TraceLog> log = ParseTraceLog(std::move(bytes), name);
+  if (!log.ok()) return log.status();
+  auto contents = std::make_unique<Contents>();
+  contents->name = std::move(name);
+  contents->AddLog(*std::move(log));
+  return Trace(std::move(contents));
+}
+
+absl::StatusOr<Trace> Trace::ReadAll(const std::vector<std::string>& paths) {
+  auto contents = std::make_unique<Contents>();
+  for (const std::string& path : paths) {
+    absl::StatusOr<TraceLog> log = ReadTraceLog(path);
+    if (!log.ok()) return log.status();
+    contents->AddLog(*std::move(log));
+    contents->name += (contents->name.empty() ? "" : ", ") + path;
+  }
+  return Trace(std::move(contents));
+}
+
+const std::string& Trace::name() const { return contents_->name; }
+const std::vector<schema::Process::Reader>& Trace::processes() const { return contents_->processes; }
+const std::vector<schema::Device::Reader>& Trace::devices() const { return contents_->devices; }
+const std::vector<schema::CallSite::Reader>& Trace::call_sites() const { return contents_->call_sites; }
+const std::vector<KernelRecord>& Trace::kernels() const { return contents_->kernels; }
+const std::vector<Damage>& Trace::damage() const { return contents_->damage; }
+uint64_t Trace::unknown_records() const { return contents_->unknown_records; }
+uint64_t Trace::undecodable_records() const { return contents_->undecodable_records; }
+uint64_t Trace::record_count() const { return contents_->record_count; }
+uint64_t Trace::byte_size() const { return contents_->byte_size; }
+
+std::vector<schema::CallSite::Reader> Trace::CallSitesOf(const KernelRecord& kernel) const {
+  std::vector<schema::CallSite::Reader> matches;
+  for (auto call_site : contents_->call_sites) {
+    for (const std::string& module : kernel.module_names) {
+      if (module == call_site.getSlangpyHash().cStr()) {
+        matches.push_back(call_site);
+        break;
+      }
+    }
+  }
+  return matches;
+}
+
+absl::StatusOr<ComponentPtr> Trace::FindComponent(const Digest& digest) const {
+  {
+    std::lock_guard lock(contents_->memo_mutex);
+    if (auto it = contents_->components.find(digest); it != contents_->components.end()) return it->second;
+  }
+  auto record = contents_->component_records.find(digest);
+  if (record == contents_->component_records.end()) {
+    return absl::NotFoundError(fmt::format(
+        "component {} is not in the trace (the recording process may have been killed first)",
+        digest.ToHex().substr(0, 16)));
+  }
+  absl::StatusOr<ComponentPtr> component =
+      DecodeComponent(record->second, [this](const Digest& child) { return FindComponent(child); });
+  if (!component.ok()) return component.status();
+  std::lock_guard lock(contents_->memo_mutex);
+  contents_->components.try_emplace(digest, *component);
+  return *component;
+}
+
+absl::StatusOr<SessionConfig> Trace::FindSession(const Digest& digest) const {
+  auto record = contents_->session_records.find(digest);
+  if (record == contents_->session_records.end())
+    return absl::NotFoundError(fmt::format("session {} is not in the trace", digest.ToHex().substr(0, 16)));
+  return DecodeSession(record->second);
+}
+
+const std::string_view* Trace::FindSource(const Digest& digest) const {
+  auto it = contents_->sources.find(digest);
+  return it == contents_->sources.end() ? nullptr : &it->second;
+}
+
+absl::StatusOr<std::vector<std::pair<std::string, std::string_view>>> Trace::SourcesOf(
+    const ComponentPtr& program) const {
+  std::vector<std::pair<std::string, std::string_view>> files;
+  absl::flat_hash_set<std::string> seen;
+  absl::flat_hash_set<Digest> string_modules;
+  std::function<void(const ComponentPtr&)> collect_string_modules = [&](const ComponentPtr& node) {
+    if (node->kind == Component::Kind::kModule && node->source) string_modules.insert(node->digest);
+    for (const ComponentPtr& child : node->children) collect_string_modules(child);
+  };
+  collect_string_modules(program);
+  std::function<absl::Status(const ComponentPtr&)> visit = [&](const ComponentPtr& node) -> absl::Status {
+    for (const SourceFile& file : node->dependencies) {
+      if (!seen.insert(file.path).second) continue;
+      if (const std::string_view* bytes = FindSource(file.content)) {
+        files.emplace_back(file.path, *bytes);
+      } else if (!string_modules.contains(file.content)) {
+        return absl::NotFoundError(fmt::format("the trace has no copy of {} ({})", file.path,
+                                               file.content.ToHex().substr(0, 16)));
+      }
+    }
+    for (const ComponentPtr& child : node->children) {
+      if (absl::Status status = visit(child); !status.ok()) return status;
+    }
+    return absl::OkStatus();
+  };
+  if (absl::Status status = visit(program); !status.ok()) return status;
+  return files;
+}
+
+}  // namespace spreplay

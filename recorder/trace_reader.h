@@ -1,0 +1,74 @@
+#pragma once
+// Reads a trace back: the records of every process that appended to it,
+// de-duplicated, with component trees and sessions rebuilt and checked
+// against their digests on demand.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "interpose/component.h"
+#include "interpose/session_config.h"
+#include "recorder/trace_log.h"
+#include "schema/trace.capnp.h"
+
+namespace spreplay {
+
+struct KernelRecord {
+  Digest key;
+  Digest session;
+  Digest program;
+  int64_t entry_point_index = 0;
+  int64_t target_index = 0;
+  std::string_view code;  // points into the trace's bytes
+  double compile_seconds = 0;
+  std::vector<std::string> module_names;
+  std::string entry_point_name;
+  std::string toolchain;
+};
+
+class Trace {
+ public:
+  static absl::StatusOr<Trace> Read(const std::string& path);
+  static absl::StatusOr<Trace> Parse(std::string bytes, std::string name);
+  // Reads several traces as one (`spreplay compile a.capnp b.capnp`).
+  static absl::StatusOr<Trace> ReadAll(const std::vector<std::string>& paths);
+
+  Trace(Trace&&) noexcept;
+  Trace& operator=(Trace&&) noexcept;
+  ~Trace();
+
+  const std::string& name() const;
+  const std::vector<schema::Process::Reader>& processes() const;
+  const std::vector<schema::Device::Reader>& devices() const;
+  // One per distinct (slangpy hash, kind), in first-seen order.
+  const std::vector<schema::CallSite::Reader>& call_sites() const;
+  // One per distinct key, in first-seen order.
+  const std::vector<KernelRecord>& kernels() const;
+  // Call sites whose wrapper module is part of `kernel`'s program.
+  std::vector<schema::CallSite::Reader> CallSitesOf(const KernelRecord& kernel) const;
+
+  absl::StatusOr<ComponentPtr> FindComponent(const Digest& digest) const;
+  absl::StatusOr<SessionConfig> FindSession(const Digest& digest) const;
+  // The recorded bytes of a file, or nullptr.
+  const std::string_view* FindSource(const Digest& digest) const;
+  // Every recorded file a component tree depends on, by recorded path.
+  absl::StatusOr<std::vector<std::pair<std::string, std::string_view>>> SourcesOf(
+      const ComponentPtr& program) const;
+
+  // Damaged regions of the underlying logs, and records this build does not
+  // understand (written by a newer spreplay) or could not decode.
+  const std::vector<Damage>& damage() const;
+  uint64_t unknown_records() const;
+  uint64_t undecodable_records() const;
+  uint64_t record_count() const;
+  uint64_t byte_size() const;
+
+ private:
+  struct Contents;
+  explicit Trace(std::unique_ptr<Contents> contents);
+  std::unique_ptr<Contents> contents_;
+};
+
+}  // namespace spreplay

@@ -1,0 +1,61 @@
+#pragma once
+// Writes a trace while a slangpy app runs: listens to the Slang hooks for
+// sessions, modules and compiled kernels, and takes call-site and device
+// descriptions from slangpy's Python layer as JSON.
+//
+// Every record goes to disk as soon as it is complete, one frame per record,
+// so a process killed at any moment leaves a readable trace of everything it
+// finished. Content-addressed records (sessions, files, components) are
+// written once per process; other processes appending to the same file may
+// repeat them, which readers and `spreplay merge` de-duplicate.
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/statusor.h"
+#include "interpose/hook_listener.h"
+#include "recorder/trace_log.h"
+
+namespace capnp {
+class MessageBuilder;
+}
+
+namespace spreplay {
+
+class TraceRecorder final : public HookListener {
+ public:
+  // `process_json` fills the Process record (schema/trace.capnp) written once
+  // the toolchain is known.
+  static absl::StatusOr<std::unique_ptr<TraceRecorder>> Open(const std::string& path,
+                                                              std::string process_json);
+
+  void OnToolchainKnown(const std::string& toolchain, const std::string& slang_build_tag) override;
+  void OnSessionCreated(const SessionInfo& session) override;
+  void OnModuleLoaded(const ComponentPtr& module, const std::vector<FileContent>& files) override;
+  void OnKernelCompiled(const KernelRequest& request, const void* code, size_t size,
+                        double seconds) override;
+
+  // Records a `callSite` or `device` described in JSON by the Python hooks.
+  absl::Status RecordJson(std::string_view record_kind, std::string_view json);
+
+  uint64_t records_written() const;
+
+ private:
+  TraceRecorder(TraceLogWriter writer, std::string process_json);
+
+  void WriteComponentTree(const ComponentPtr& component);  // callers hold mutex_
+  void Append(capnp::MessageBuilder& message);             // callers hold mutex_
+  void Report(const absl::Status& status);                 // callers hold mutex_
+
+  mutable std::mutex mutex_;
+  TraceLogWriter writer_;
+  std::string process_json_;
+  absl::flat_hash_set<Digest> written_;
+  uint64_t records_written_ = 0;
+  bool failed_ = false;
+};
+
+}  // namespace spreplay

@@ -1,0 +1,33 @@
+#include "replayer/module_description.h"
+
+#include <vector>
+
+#include "fmt/format.h"
+
+namespace spreplay {
+
+absl::StatusOr<ComponentPtr> DescribeLoadedModule(slang::IModule* module,
+                                                  const ModuleRequest& request,
+                                                  const DependencyDigest& digest_of) {
+  const std::string name = module->getName() ? module->getName() : "";
+  const std::string own_path = module->getFilePath() ? module->getFilePath() : request.path;
+  std::vector<SourceFile> dependencies;
+  for (SlangInt32 i = 0; i < module->getDependencyFileCount(); ++i) {
+    const char* dependency = module->getDependencyFilePath(i);
+    if (!dependency) continue;
+    // A string module's own pseudo path stands for its text, which is keyed
+    // as the source instead (as the hooks do).
+    if (request.source && own_path == dependency) continue;
+    std::optional<Digest> digest = digest_of(dependency);
+    if (!digest) {
+      return absl::InternalError(
+          fmt::format("module '{}' depends on {}, which the replay cannot account for", name,
+                      dependency));
+    }
+    dependencies.push_back({dependency, *digest});
+  }
+  return Component::Module(name, own_path, request.requested_name, request.source,
+                           std::move(dependencies));
+}
+
+}  // namespace spreplay

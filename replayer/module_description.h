@@ -1,0 +1,32 @@
+#pragma once
+// Describes a module a replayed session loaded, by the same rules the Slang
+// hooks (interpose/slang_hooks.cc, DescribeModule) applied when the kernel
+// was recorded, so that the two descriptions' digests are comparable.
+
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "common/sha256.h"
+#include "interpose/component.h"
+#include "slang.h"
+
+namespace spreplay {
+
+// How a module was handed to Slang: what the module object itself cannot tell.
+struct ModuleRequest {
+  std::string requested_name;         // ISession::loadModule's argument
+  std::optional<std::string> source;  // loadModuleFromSourceString's text
+  std::string path;                   // loadModuleFromSourceString's path, "" for none
+};
+
+// The content digest of a dependency path: a module loaded from a string,
+// by the pseudo path Slang named it with, or a file Slang read.
+using DependencyDigest = std::function<std::optional<Digest>(const std::string& path)>;
+
+absl::StatusOr<ComponentPtr> DescribeLoadedModule(slang::IModule* module,
+                                                  const ModuleRequest& request,
+                                                  const DependencyDigest& digest_of);
+
+}  // namespace spreplay

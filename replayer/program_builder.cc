@@ -1,0 +1,185 @@
+#include "replayer/program_builder.h"
+
+#include "fmt/format.h"
+#include "replayer/blobs.h"
+
+namespace spreplay {
+namespace {
+
+std::string TypeFullName(slang::TypeReflection* type) {
+  ComPtr<ISlangBlob> name;
+  if (SLANG_FAILED(type->getFullName(name.WriteRef()))) return "";
+  std::string text = BlobToString(name.get());
+  while (!text.empty() && text.back() == '\0') text.pop_back();
+  return text;
+}
+
+// The one child of an entry point, renamed entry point or linked program.
+absl::StatusOr<ComponentPtr> OnlyChild(const Component& recorded) {
+  if (recorded.children.size() != 1 || !recorded.children.front()) {
+    return absl::InvalidArgumentError(fmt::format("recorded {} '{}' has {} children, not 1",
+                                                  KindName(recorded.kind), recorded.name,
+                                                  recorded.children.size()));
+  }
+  return recorded.children.front();
+}
+
+}  // namespace
+
+absl::Status ProgramBuilder::LoadModules(const std::vector<ComponentPtr>& order) {
+  for (const ComponentPtr& recorded : order) {
+    absl::StatusOr<LoadedModule> loaded = session_.LoadModule(*recorded, diagnostics_);
+    if (!loaded.ok()) return loaded.status();
+    built_[recorded.get()] = {ComPtr<slang::IComponentType>(loaded->module), loaded->description};
+    modules_.push_back(loaded->module);
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<BuiltComponent> ProgramBuilder::Build(const ComponentPtr& recorded) {
+  if (auto it = built_.find(recorded.get()); it != built_.end()) return it->second;
+  absl::StatusOr<BuiltComponent> built = BuildNode(*recorded);
+  if (built.ok()) built_[recorded.get()] = *built;
+  return built;
+}
+
+absl::StatusOr<BuiltComponent> ProgramBuilder::BuildNode(const Component& recorded) {
+  switch (recorded.kind) {
+    case Component::Kind::kEntryPoint: return BuildEntryPoint(recorded);
+    case Component::Kind::kTypeConformance: return BuildTypeConformance(recorded);
+    case Component::Kind::kComposite: return BuildComposite(recorded);
+    case Component::Kind::kRenamed: return BuildRenamed(recorded);
+    case Component::Kind::kLinked: return BuildLinked(recorded);
+    case Component::Kind::kModule:
+      return absl::InternalError(fmt::format("module '{}' was not loaded", recorded.name));
+    case Component::Kind::kSpecialized:
+    case Component::Kind::kOpaque:
+      break;
+  }
+  return absl::UnimplementedError(
+      fmt::format("the recording has a {} component, which cannot be replayed", KindName(recorded.kind)));
+}
+
+absl::Status ProgramBuilder::Check(SlangResult result, ISlangBlob* diagnostics,
+                                   const std::string& what) {
+  diagnostics_ += BlobToString(diagnostics);
+  if (SLANG_SUCCEEDED(result)) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      fmt::format("Slang failed to {} (0x{:08x}):\n{}", what, static_cast<uint32_t>(result),
+                  BlobToString(diagnostics)));
+}
+
+absl::StatusOr<BuiltComponent> ProgramBuilder::BuildEntryPoint(const Component& recorded) {
+  absl::StatusOr<ComponentPtr> child = OnlyChild(recorded);
+  if (!child.ok()) return child.status();
+  absl::StatusOr<BuiltComponent> module = Build(*child);
+  if (!module.ok()) return module.status();
+  auto* slang_module = static_cast<slang::IModule*>(module->object.get());
+  ComPtr<slang::IEntryPoint> entry_point;
+  ComPtr<ISlangBlob> diagnostics;
+  SlangResult result;
+  if (recorded.stage == kFoundByName) {
+    result = slang_module->findEntryPointByName(recorded.name.c_str(), entry_point.WriteRef());
+  } else {
+    result = slang_module->findAndCheckEntryPoint(recorded.name.c_str(),
+                                                  static_cast<SlangStage>(recorded.stage),
+                                                  entry_point.WriteRef(), diagnostics.WriteRef());
+  }
+  if (absl::Status status = Check(result, diagnostics.get(),
+                                  fmt::format("find entry point '{}'", recorded.name));
+      !status.ok()) {
+    return status;
+  }
+  return BuiltComponent{ComPtr<slang::IComponentType>(entry_point.get()),
+                        Component::EntryPoint(module->description, recorded.name, recorded.stage)};
+}
+
+absl::StatusOr<BuiltComponent> ProgramBuilder::BuildTypeConformance(const Component& recorded) {
+  // Like sgl, look the types up by name in a program layout; the loaded
+  // modules are searched last-loaded first, as later modules see the
+  // declarations of the modules they import.
+  slang::TypeReflection* type = nullptr;
+  slang::TypeReflection* interface_type = nullptr;
+  for (auto it = modules_.rbegin(); it != modules_.rend() && !(type && interface_type); ++it) {
+    slang::ProgramLayout* layout = (*it)->getLayout();
+    if (!layout) continue;
+    type = layout->findTypeByName(recorded.name.c_str());
+    interface_type = layout->findTypeByName(recorded.interface_name.c_str());
+  }
+  if (!type || !interface_type) {
+    return absl::NotFoundError(fmt::format("no loaded module declares both '{}' and '{}'",
+                                           recorded.name, recorded.interface_name));
+  }
+  ComPtr<slang::ITypeConformance> conformance;
+  ComPtr<ISlangBlob> diagnostics;
+  const SlangResult result = session_.session()->createTypeConformanceComponentType(
+      type, interface_type, conformance.WriteRef(), recorded.conformance_id, diagnostics.WriteRef());
+  if (absl::Status status = Check(result, diagnostics.get(),
+                                  fmt::format("make '{}' conform to '{}'", recorded.name,
+                                              recorded.interface_name));
+      !status.ok()) {
+    return status;
+  }
+  return BuiltComponent{
+      ComPtr<slang::IComponentType>(conformance.get()),
+      Component::TypeConformance(TypeFullName(type), TypeFullName(interface_type),
+                                 recorded.conformance_id)};
+}
+
+absl::StatusOr<BuiltComponent> ProgramBuilder::BuildComposite(const Component& recorded) {
+  std::vector<ComPtr<slang::IComponentType>> objects;
+  std::vector<slang::IComponentType*> raw;
+  std::vector<ComponentPtr> descriptions;
+  for (const ComponentPtr& child : recorded.children) {
+    if (!child) return absl::InvalidArgumentError("recorded composite has a null child");
+    absl::StatusOr<BuiltComponent> built = Build(child);
+    if (!built.ok()) return built.status();
+    raw.push_back(built->object.get());
+    objects.push_back(built->object);
+    descriptions.push_back(built->description);
+  }
+  ComPtr<slang::IComponentType> composite;
+  ComPtr<ISlangBlob> diagnostics;
+  const SlangResult result = session_.session()->createCompositeComponentType(
+      raw.data(), static_cast<SlangInt>(raw.size()), composite.WriteRef(), diagnostics.WriteRef());
+  if (absl::Status status = Check(result, diagnostics.get(), "compose the program");
+      !status.ok()) {
+    return status;
+  }
+  return BuiltComponent{composite, Component::Composite(std::move(descriptions))};
+}
+
+absl::StatusOr<BuiltComponent> ProgramBuilder::BuildRenamed(const Component& recorded) {
+  absl::StatusOr<ComponentPtr> child = OnlyChild(recorded);
+  if (!child.ok()) return child.status();
+  absl::StatusOr<BuiltComponent> entry_point = Build(*child);
+  if (!entry_point.ok()) return entry_point.status();
+  ComPtr<slang::IComponentType> renamed;
+  const SlangResult result =
+      entry_point->object->renameEntryPoint(recorded.name.c_str(), renamed.WriteRef());
+  if (absl::Status status =
+          Check(result, nullptr, fmt::format("rename an entry point to '{}'", recorded.name));
+      !status.ok()) {
+    return status;
+  }
+  return BuiltComponent{renamed, Component::Renamed(entry_point->description, recorded.name)};
+}
+
+absl::StatusOr<BuiltComponent> ProgramBuilder::BuildLinked(const Component& recorded) {
+  absl::StatusOr<ComponentPtr> child = OnlyChild(recorded);
+  if (!child.ok()) return child.status();
+  absl::StatusOr<BuiltComponent> program = Build(*child);
+  if (!program.ok()) return program.status();
+  std::vector<slang::CompilerOptionEntry> entries;
+  for (const CompilerOption& option : recorded.link_options) entries.push_back(option.ToEntry());
+  ComPtr<slang::IComponentType> linked;
+  ComPtr<ISlangBlob> diagnostics;
+  const SlangResult result = program->object->linkWithOptions(
+      linked.WriteRef(), static_cast<uint32_t>(entries.size()), entries.data(),
+      diagnostics.WriteRef());
+  if (absl::Status status = Check(result, diagnostics.get(), "link the program"); !status.ok())
+    return status;
+  return BuiltComponent{linked, Component::Linked(program->description, recorded.link_options)};
+}
+
+}  // namespace spreplay

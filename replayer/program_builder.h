@@ -1,0 +1,55 @@
+#pragma once
+// Rebuilds a recorded component tree in a replay session with the same Slang
+// calls the application made (loadModule, loadModuleFromSourceString,
+// findEntryPointByName / findAndCheckEntryPoint,
+// createTypeConformanceComponentType, createCompositeComponentType,
+// renameEntryPoint, linkWithOptions), and describes what it built with the
+// same factories the hooks use, for comparison with the recording.
+
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "interpose/component.h"
+#include "replayer/com_ptr.h"
+#include "replayer/replay_session.h"
+#include "slang.h"
+
+namespace spreplay {
+
+struct BuiltComponent {
+  ComPtr<slang::IComponentType> object;
+  ComponentPtr description;  // what was built, as the hooks would describe it
+};
+
+class ProgramBuilder {
+ public:
+  // Slang's diagnostics of every step are appended to `diagnostics`.
+  ProgramBuilder(ReplaySession& session, std::string& diagnostics)
+      : session_(session), diagnostics_(diagnostics) {}
+
+  // Loads the program's modules; `order` comes from ModuleLoadOrder.
+  absl::Status LoadModules(const std::vector<ComponentPtr>& order);
+
+  // Builds the recorded tree bottom-up; its modules must have been loaded.
+  absl::StatusOr<BuiltComponent> Build(const ComponentPtr& recorded);
+
+ private:
+  absl::StatusOr<BuiltComponent> BuildNode(const Component& recorded);
+  absl::StatusOr<BuiltComponent> BuildEntryPoint(const Component& recorded);
+  absl::StatusOr<BuiltComponent> BuildTypeConformance(const Component& recorded);
+  absl::StatusOr<BuiltComponent> BuildComposite(const Component& recorded);
+  absl::StatusOr<BuiltComponent> BuildRenamed(const Component& recorded);
+  absl::StatusOr<BuiltComponent> BuildLinked(const Component& recorded);
+  absl::Status Check(SlangResult result, ISlangBlob* diagnostics, const std::string& what);
+
+  ReplaySession& session_;
+  std::string& diagnostics_;
+  // Recorded nodes may be shared (a module is a composite's child and its
+  // entry point's); each is built once.
+  absl::flat_hash_map<const Component*, BuiltComponent> built_;
+  std::vector<slang::IModule*> modules_;  // in load order, for type lookups
+};
+
+}  // namespace spreplay

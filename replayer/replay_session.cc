@@ -1,0 +1,99 @@
+#include "replayer/replay_session.h"
+
+#include <algorithm>
+
+#include "fmt/format.h"
+#include "replayer/blobs.h"
+
+namespace spreplay {
+namespace {
+
+// Slang names a module loaded from a string without a path by the SHA-1 of
+// its text, in lowercase hex (Linkage::loadModuleFromBlob). Passing that name
+// back as a path would make Slang probe the disk for it; passing no path
+// makes Slang derive the same name again.
+bool IsPseudoPath(const std::string& path) {
+  return path.size() == 40 && std::all_of(path.begin(), path.end(), [](char c) {
+           return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+         });
+}
+
+void AppendDiagnostics(ISlangBlob* blob, std::string& diagnostics) {
+  diagnostics += BlobToString(blob);
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<ReplaySession>> ReplaySession::Create(
+    slang::IGlobalSession* global_session, const SessionConfig& config) {
+  std::unique_ptr<ReplaySession> replay(new ReplaySession);
+  replay->files_ = SnapshotFileSystem::Create();
+  // Search paths existed when the kernel was recorded, even those where no
+  // file was found.
+  for (const std::string& path : config.search_paths) replay->files_->AddDirectory(path);
+  auto add_includes = [&](const std::vector<CompilerOption>& options) {
+    for (const CompilerOption& option : options) {
+      if (option.name == static_cast<int32_t>(slang::CompilerOptionName::Include))
+        replay->files_->AddDirectory(option.string0);
+    }
+  };
+  add_includes(config.options);
+  for (const TargetConfig& target : config.targets) add_includes(target.options);
+
+  SessionDescView view(config);
+  slang::SessionDesc desc = view.desc();
+  desc.fileSystem = replay->files_.get();
+  if (SLANG_FAILED(global_session->createSession(desc, replay->session_.WriteRef())) ||
+      !replay->session_) {
+    return absl::InternalError("Slang refused to create a session from the recorded config");
+  }
+  return replay;
+}
+
+absl::Status ReplaySession::Admit(const Snapshot& snapshot) { return files_->Admit(snapshot.files); }
+
+std::optional<Digest> ReplaySession::DependencyDigest(const std::string& path) {
+  if (auto it = string_modules_.find(path); it != string_modules_.end()) return it->second;
+  if (auto it = file_digests_.find(path); it != file_digests_.end()) return it->second;
+  std::shared_ptr<const std::string> bytes = files_->Find(path);
+  if (!bytes) return std::nullopt;
+  // Files are never replaced (SnapshotFileSystem::Admit), so the memo holds.
+  const Digest digest = Sha256Of(*bytes);
+  file_digests_.emplace(path, digest);
+  return digest;
+}
+
+absl::StatusOr<LoadedModule> ReplaySession::LoadModule(const Component& recorded,
+                                                       std::string& diagnostics) {
+  ModuleRequest request;
+  ComPtr<ISlangBlob> blob;
+  slang::IModule* module = nullptr;
+  if (recorded.source) {
+    request.source = recorded.source;
+    request.path = IsPseudoPath(recorded.path) ? "" : recorded.path;
+    module = session_->loadModuleFromSourceString(
+        recorded.name.c_str(), request.path.empty() ? nullptr : request.path.c_str(),
+        recorded.source->c_str(), blob.WriteRef());
+  } else {
+    request.requested_name = recorded.requested_name;
+    module = session_->loadModule(recorded.requested_name.c_str(), blob.WriteRef());
+  }
+  AppendDiagnostics(blob.get(), diagnostics);
+  if (!module) {
+    return absl::InvalidArgumentError(
+        fmt::format("Slang failed to load module '{}':\n{}", recorded.name, BlobToString(blob.get())));
+  }
+  const ModuleRequest& first = requests_.try_emplace(module, std::move(request)).first->second;
+  absl::StatusOr<ComponentPtr> description = DescribeLoadedModule(
+      module, first, [this](const std::string& path) { return DependencyDigest(path); });
+  if (!description.ok()) return description.status();
+  if ((*description)->path != recorded.path) {
+    return absl::FailedPreconditionError(fmt::format(
+        "module '{}' has path '{}' where the recording had '{}'", recorded.name,
+        (*description)->path, recorded.path));
+  }
+  if (first.source) string_modules_.insert_or_assign((*description)->path, (*description)->digest);
+  return LoadedModule{module, *std::move(description)};
+}
+
+}  // namespace spreplay

@@ -1,0 +1,148 @@
+#include "replayer/replayer.h"
+
+#include <chrono>
+
+#include "common/fmt_absl.h"
+#include "fmt/format.h"
+#include "replayer/blobs.h"
+#include "replayer/dependency_check.h"
+#include "replayer/load_order.h"
+#include "replayer/nvrtc_location.h"
+#include "replayer/path_aliases.h"
+#include "replayer/program_builder.h"
+#include "replayer/tree_diff.h"
+
+namespace spreplay {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double SecondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+bool HasTypeConformance(const Component& node) {
+  if (node.kind == Component::Kind::kTypeConformance) return true;
+  for (const ComponentPtr& child : node.children) {
+    if (child && HasTypeConformance(*child)) return true;
+  }
+  return false;
+}
+
+absl::Status CheckReplayable(const ComponentPtr& program) {
+  if (!program || program->kind != Component::Kind::kLinked) {
+    return absl::InvalidArgumentError(fmt::format(
+        "a kernel comes from a linked program, not a {}", program ? KindName(program->kind) : "null"));
+  }
+  if (!program->keyable) {
+    return absl::FailedPreconditionError(
+        "the recorded program contains components the hooks could not see");
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Replayer>> Replayer::Create(ReplayerOptions options) {
+  if (options.nvrtc_directory.empty())
+    options.nvrtc_directory = DefaultNvrtcDirectory().value_or("");
+  std::unique_ptr<Replayer> replayer(new Replayer(std::move(options)));
+  SlangGlobalSessionDesc desc = {};  // sgl creates its global session with the defaults too
+  if (SLANG_FAILED(slang_createGlobalSession2(&desc, replayer->global_session_.WriteRef())) ||
+      !replayer->global_session_) {
+    return absl::InternalError("cannot create a Slang global session");
+  }
+  if (!replayer->options_.nvrtc_directory.empty()) {
+    absl::StatusOr<std::string> nvrtc = NvrtcLibraryStem(replayer->options_.nvrtc_directory);
+    if (!nvrtc.ok()) return nvrtc.status();
+    replayer->global_session_->setDownstreamCompilerPath(SLANG_PASS_THROUGH_NVRTC, nvrtc->c_str());
+  }
+  return replayer;
+}
+
+std::string Replayer::BuildTag() const {
+  const char* tag = global_session_->getBuildTagString();
+  return tag ? tag : "";
+}
+
+absl::StatusOr<ReplayedKernel> Replayer::Replay(const SessionConfig& config,
+                                                const ComponentPtr& linked_program,
+                                                int64_t entry_point_index, int64_t target_index,
+                                                const Snapshot& snapshot) {
+  if (absl::Status status = CheckReplayable(linked_program); !status.ok()) return status;
+  const Digest key = SessionCacheKey(config);
+  if (options_.reuse_sessions) {
+    if (std::unique_ptr<ReplaySession> cached = sessions_.Take(key)) {
+      absl::StatusOr<ReplayedKernel> kernel =
+          ReplayIn(*cached, linked_program, entry_point_index, target_index, snapshot);
+      if (kernel.ok()) {
+        kernel->reused_session = true;
+        if (!cached->spent()) sessions_.Put(key, std::move(cached));
+        return kernel;
+      }
+      // Whatever went wrong may be the reused session's doing (a file it
+      // holds with other bytes, a module it loaded differently); a fresh
+      // session has the final word.
+    }
+  }
+  const Clock::time_point start = Clock::now();
+  absl::StatusOr<std::unique_ptr<ReplaySession>> session =
+      ReplaySession::Create(global_session_.get(), config);
+  if (!session.ok()) return session.status();
+  const double setup_seconds = SecondsSince(start);
+  absl::StatusOr<ReplayedKernel> kernel =
+      ReplayIn(**session, linked_program, entry_point_index, target_index, snapshot);
+  if (!kernel.ok()) return kernel;
+  kernel->front_end_seconds += setup_seconds;
+  if (options_.reuse_sessions && !(*session)->spent()) sessions_.Put(key, *std::move(session));
+  return kernel;
+}
+
+absl::StatusOr<ReplayedKernel> Replayer::ReplayIn(ReplaySession& session,
+                                                  const ComponentPtr& program,
+                                                  int64_t entry_point_index, int64_t target_index,
+                                                  const Snapshot& snapshot) {
+  const Clock::time_point start = Clock::now();
+  if (absl::Status status = session.Admit(snapshot); !status.ok()) return status;
+  if (absl::Status status = AddDirectoryAliases(program, session.files()); !status.ok())
+    return status;
+  absl::StatusOr<std::vector<ComponentPtr>> modules =
+      ModuleLoadOrder(program, snapshot.string_modules, [&](const Component& module) {
+        if (module.source) return module.path;
+        return session.files().Canonical(module.path).value_or(module.path);
+      });
+  if (!modules.ok()) return modules.status();
+  if (absl::Status status = CheckDependencies(*modules, session); !status.ok()) return status;
+
+  // Witness tables of dynamic dispatch get sequential ids from a counter in
+  // the Slang session that no API resets, so a session that compiled such a
+  // program is no longer equivalent to a fresh one.
+  if (HasTypeConformance(*program)) session.MarkSpent();
+
+  ReplayedKernel kernel;
+  ProgramBuilder builder(session, kernel.diagnostics);
+  if (absl::Status status = builder.LoadModules(*modules); !status.ok()) return status;
+  absl::StatusOr<BuiltComponent> built = builder.Build(program);
+  if (!built.ok()) return built.status();
+  if (absl::Status status = CheckSameContent(program, built->description); !status.ok())
+    return status;
+  kernel.front_end_seconds = SecondsSince(start);
+
+  const Clock::time_point codegen_start = Clock::now();
+  ComPtr<ISlangBlob> code;
+  ComPtr<ISlangBlob> diagnostics;
+  const SlangResult result = built->object->getEntryPointCode(
+      entry_point_index, target_index, code.WriteRef(), diagnostics.WriteRef());
+  kernel.codegen_seconds = SecondsSince(codegen_start);
+  kernel.diagnostics += BlobToString(diagnostics.get());
+  if (SLANG_FAILED(result) || !code) {
+    return absl::InvalidArgumentError(
+        fmt::format("Slang failed to generate code for entry point {} of target {} (0x{:08x}):\n{}",
+                    entry_point_index, target_index, static_cast<uint32_t>(result),
+                    BlobToString(diagnostics.get())));
+  }
+  kernel.code = BlobToString(code.get());
+  return kernel;
+}
+
+}  // namespace spreplay

@@ -1,0 +1,153 @@
+# The index of a spreplay kernel archive: the one Cap'n Proto message at the end of an archive
+# file, describing every kernel the file holds and where its binaries lie.
+#
+# The archive's fixed binary header (see archive/archive_format.h) locates this message and
+# guards it with a CRC; the kernel binaries themselves live outside it, between the header and
+# the index, so the runtime can hand them to the driver straight from the memory-mapped file.
+#
+# Evolution rules, because archives outlive the spreplay that wrote them:
+#   - Never renumber, retype or reuse a field ordinal or an enumerant; only append new ones.
+#   - A new field must be optional in meaning: its zero/empty default must read as "absent",
+#     since older writers never set it and older readers never look at it.
+#   - Anything an older reader cannot safely ignore needs a new archive format version in the
+#     file header, which older readers refuse with a clear message, rather than a new field.
+
+@0xe1b1866c8a0a9261;
+
+using Cxx = import "/capnp/c++.capnp";
+$Cxx.namespace("spreplay::schema");
+
+struct ArchiveIndex {
+  formatVersion @0 :UInt32;
+  # The archive format version, equal to the one in the file header. Repeated here so the index
+  # describes itself when it is extracted or dumped on its own.
+
+  toolchain @1 :Text;
+  # The compilers every kernel in this archive was built with, e.g.
+  # "slangpy 0.43.1 slang 2026.12". A runtime built against a different toolchain must not serve
+  # these kernels, because the wrappers slangpy generates differ between versions.
+
+  spreplayVersion @2 :Text;
+  # The spreplay release that wrote the archive, e.g. "0.1.0". Provenance for bug reports.
+
+  creation @3 :CreationInfo;
+  # Where and when the archive was made. Provenance only: nothing here takes part in any key,
+  # so two builds of the same inputs serve identical kernels.
+
+  entries @4 :List(KernelEntry);
+  # Every kernel, SORTED BY `key` (bytewise, ascending, no duplicates). Readers rely on the order
+  # to binary-search the mapped index without building a table at open time.
+}
+
+struct CreationInfo {
+  createdUnixSeconds @0 :Int64;
+  # Seconds since the Unix epoch when the archive was written; 0 when the writer left it out,
+  # e.g. for byte-reproducible builds.
+
+  host @1 :Text;
+  # The machine that compiled the kernels; empty if not recorded.
+
+  command @2 :Text;
+  # The command line that produced the archive, e.g. "spreplay compile trace.sprt -o app.spra".
+}
+
+struct KernelEntry {
+  key @0 :Data;
+  # The kernel's content key: a 32-byte SHA-256 over everything that determines the compiled
+  # code (session options, program and dependency contents). The runtime computes the same key
+  # from a live slangpy call and looks it up here.
+
+  callSite @1 :CallSite;
+  # Which slangpy call produced the kernel. Informational (inspect, diagnostics); never part of
+  # the lookup, since the key already covers everything that matters.
+
+  manifest @2 :List(Dependency);
+  # The source files the kernel was compiled from, as content digests. Lets tools explain why a
+  # key changed and check whether an archive is stale against a source tree.
+
+  sessionDigest @3 :Data;
+  # 32-byte digest of the Slang session configuration (targets, options, search paths).
+
+  programDigest @4 :Data;
+  # 32-byte digest of the linked program (modules, entry point, specialisation).
+
+  sassArches @5 :List(UInt32);
+  # SM architectures the fatbin carries machine code (SASS) for, as compute capability x 10,
+  # ascending, e.g. [75, 80, 86, 89, 90, 100, 120]. A GPU outside this list falls back to the PTX.
+
+  ptxArch @6 :UInt32;
+  # The virtual architecture of the embedded PTX (e.g. 75 for compute_75); 0 if there is none.
+  # The driver can JIT it for any GPU at least this new.
+
+  blobs @7 :List(Blob);
+  # The kernel's binaries. Exactly one FATBIN is what the runtime serves; PTX and CUBIN entries
+  # are optional extras for tools. Readers skip blob kinds they do not know.
+}
+
+struct CallSite {
+  moduleName @0 :Text;
+  # The slangpy module the user loaded, as they named it, e.g. "mlp".
+
+  functionName @1 :Text;
+  # The Slang function called through that module, e.g. "eval_layer".
+
+  callKind @2 :Text;
+  # How it was called: "call", "bwds", "dispatch", ... Text rather than an enum so new slangpy
+  # call kinds need no schema change.
+
+  wrapperModuleName @3 :Text;
+  # The name slangpy gave the generated wrapper module, which is slangpy's own hash of the call
+  # signature. Ties an archive entry to slangpy's kernel cache and logs.
+
+  entryPointName @4 :Text;
+  # The compute entry point inside the wrapper module, e.g. "compute_main".
+}
+
+struct Dependency {
+  digest @0 :Data;
+  # 32-byte SHA-256 of the file's contents: the part that matters for the key.
+
+  path @1 :Text;
+  # Where the file was when the kernel was recorded. Provenance only: the same content at
+  # another path is the same dependency.
+}
+
+enum BlobKind {
+  unspecified @0;
+  # Never written. Zero is the default, so a reader seeing it knows the kind was not set
+  # (or was set by a writer with a bug) rather than mistaking it for a fatbin.
+
+  fatbin @1;
+  # A CUDA fat binary: SASS for every arch in `sassArches` plus the PTX. What the runtime hands to
+  # cuModuleLoadData.
+
+  ptx @2;
+  # PTX text, NUL-terminated, for `ptxArch`.
+
+  cubin @3;
+  # An ELF cubin holding SASS for one arch.
+}
+
+struct Blob {
+  kind @0 :BlobKind;
+  # What the bytes are. A reader that does not know the kind ignores the blob.
+
+  arch @1 :UInt32;
+  # The SM architecture the blob targets (compute capability x 10); 0 for a fatbin, which
+  # targets several.
+
+  offset @2 :UInt64;
+  # Position of the first byte in the archive file, a multiple of 256 so the mapped bytes meet
+  # any alignment the driver wants without a copy.
+
+  size @3 :UInt64;
+  # Length in bytes. The bytes lie before the index.
+
+  crc32c @4 :UInt32;
+  # CRC-32C of the bytes, checked by the runtime the first time it serves the blob: cheap enough
+  # to run at load time, and enough to catch disk or copy corruption.
+
+  sha256 @5 :Data;
+  # 32-byte SHA-256 of the bytes: the blob's identity (the writer stores identical blobs once),
+  # and what offline verification compares against.
+}
