@@ -6,8 +6,8 @@
 #include <utility>
 #include <vector>
 
-#include "archive/archive_validation.h"
 #include "archive/archive_bytes.h"
+#include "archive/archive_validation.h"
 #include "capnp/serialize.h"
 #include "common/crc32c.h"
 #include "fmt/format.h"
@@ -59,8 +59,7 @@ std::string KeyHex(schema::KernelEntry::Reader entry) {
 }  // namespace
 
 struct Archive::Contents {
-  Contents(std::string source_name, ArchiveBytes file, ArchiveHeader header,
-           IndexFacts facts)
+  Contents(std::string source_name, ArchiveBytes file, ArchiveHeader header, IndexFacts facts)
       : source_name(std::move(source_name)),
         file(std::move(file)),
         header(header),

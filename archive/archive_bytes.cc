@@ -26,7 +26,9 @@ absl::StatusOr<ArchiveBytes> ArchiveBytes::MapFile(const std::string& path) {
   if (fd < 0) {
     const int error = errno;
     if (error == ENOENT) {
-      return absl::NotFoundError(fmt::format("kernel archive {} does not exist", path));
+      return absl::NotFoundError(fmt::format(
+          "kernel archive {} does not exist; check the path or build it with `spreplay compile`",
+          path));
     }
     return absl::ErrnoToStatus(error, fmt::format("cannot open kernel archive {}", path));
   }
@@ -39,7 +41,9 @@ absl::StatusOr<ArchiveBytes> ArchiveBytes::MapFile(const std::string& path) {
   if (!S_ISREG(info.st_mode)) {
     ::close(fd);
     return absl::InvalidArgumentError(
-        fmt::format("{} is not a regular file, so not a kernel archive", path));
+        fmt::format("{} is not a regular file, so not a kernel archive; pass the path of the "
+                    "archive file `spreplay compile` wrote",
+                    path));
   }
   const size_t size = static_cast<size_t>(info.st_size);
   if (size == 0) {

@@ -39,8 +39,8 @@ absl::Status CheckRegions(const ArchiveHeader& header, uint64_t actual_size,
                           std::string_view source_name) {
   if (header.header_size < kArchiveHeaderSize || header.header_size % kArchiveIndexAlignment != 0 ||
       header.header_size > actual_size) {
-    return Damaged(source_name, fmt::format("its header records a header size of {} bytes",
-                                            header.header_size));
+    return Damaged(source_name,
+                   fmt::format("its header records a header size of {} bytes", header.header_size));
   }
   if (header.file_size > actual_size) {
     return absl::DataLossError(fmt::format(
@@ -49,8 +49,8 @@ absl::Status CheckRegions(const ArchiveHeader& header, uint64_t actual_size,
         source_name, actual_size, header.file_size, kRebuildArchiveAdvice));
   }
   if (header.file_size < actual_size) {
-    return Damaged(source_name, fmt::format("it has {} bytes but was written with {}",
-                                            actual_size, header.file_size));
+    return Damaged(source_name, fmt::format("it has {} bytes but was written with {}", actual_size,
+                                            header.file_size));
   }
   // Each comparison is arranged so no sum can overflow on hostile values.
   if (header.index_size == 0 || header.index_size % kArchiveIndexAlignment != 0 ||
@@ -106,9 +106,8 @@ absl::Status CheckEntry(schema::KernelEntry::Reader entry, size_t position,
 absl::StatusOr<IndexFacts> CheckIndex(schema::ArchiveIndex::Reader index,
                                       const ArchiveHeader& header, std::string_view source_name) {
   if (index.getFormatVersion() != header.format_version) {
-    return Damaged(source_name,
-                   fmt::format("its header says format {} but its index says {}",
-                               header.format_version, index.getFormatVersion()));
+    return Damaged(source_name, fmt::format("its header says format {} but its index says {}",
+                                            header.format_version, index.getFormatVersion()));
   }
   index.getToolchain();
   index.getSpreplayVersion();
@@ -134,8 +133,7 @@ absl::StatusOr<IndexFacts> CheckIndex(schema::ArchiveIndex::Reader index,
     }
     previous_key = key;
     facts.first_blob.push_back(blob_count);
-    if (absl::Status status = CheckEntry(entry, i, header, source_name, blob_count);
-        !status.ok()) {
+    if (absl::Status status = CheckEntry(entry, i, header, source_name, blob_count); !status.ok()) {
       return status;
     }
   }
@@ -159,9 +157,9 @@ absl::StatusOr<ArchiveHeader> ValidateArchiveHeader(std::span<const std::byte> f
                     DescribeLeadingBytes(file)));
   }
   if (file.size() < kArchiveHeaderSize) {
-    return absl::DataLossError(fmt::format(
-        "{} is truncated: {} bytes, less than the {}-byte archive header; {}", source_name,
-        file.size(), kArchiveHeaderSize, kRebuildArchiveAdvice));
+    return absl::DataLossError(
+        fmt::format("{} is truncated: {} bytes, less than the {}-byte archive header; {}",
+                    source_name, file.size(), kArchiveHeaderSize, kRebuildArchiveAdvice));
   }
   const ArchiveHeader header = DecodeArchiveHeader(file);
   if (header.format_version == 0) {
@@ -199,8 +197,8 @@ absl::StatusOr<IndexFacts> ValidateArchiveIndex(std::span<const capnp::word> ind
   } catch (const kj::Exception& exception) {
     // Cap'n Proto reports malformed messages by throwing; this is the only place its exceptions
     // can arise, because later reads only revisit what this walk has already checked.
-    return Damaged(source_name, fmt::format("its index is malformed ({})",
-                                            exception.getDescription().cStr()));
+    return Damaged(source_name,
+                   fmt::format("its index is malformed ({})", exception.getDescription().cStr()));
   }
 }
 

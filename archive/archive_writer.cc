@@ -106,7 +106,8 @@ void FillEntry(const KernelMetadata& metadata, const std::vector<KernelBinary>& 
   out.setSessionDigest(AsData(metadata.session_digest));
   out.setProgramDigest(AsData(metadata.program_digest));
   auto sass_arches = out.initSassArches(static_cast<unsigned>(metadata.sass_arches.size()));
-  for (size_t i = 0; i < metadata.sass_arches.size(); ++i) sass_arches.set(i, metadata.sass_arches[i]);
+  for (size_t i = 0; i < metadata.sass_arches.size(); ++i)
+    sass_arches.set(i, metadata.sass_arches[i]);
   out.setPtxArch(metadata.ptx_arch);
 
   auto blobs = out.initBlobs(static_cast<unsigned>(binaries.size()));
@@ -159,7 +160,11 @@ absl::Status ArchiveWriter::Write(const std::string& path) const {
     FillEntry(kernel.metadata, kernel.binaries, layout, entries[position++]);
   }
 
-  const kj::Array<capnp::word> index_words = capnp::messageToFlatArray(message);
+  // Re-laid into one segment sized to fit: readers then never follow far pointers, which in
+  // Cap'n Proto 0.9 look segments up under a mutex that concurrent lookups would contend on.
+  capnp::MallocMessageBuilder single_segment(message.sizeInWords() + 1);
+  single_segment.setRoot(index.asReader());
+  const kj::Array<capnp::word> index_words = capnp::messageToFlatArray(single_segment);
   const auto index_bytes = std::as_bytes(std::span(index_words.begin(), index_words.size()));
   ArchiveHeader header;
   header.index_offset = AlignUpTo(layout.end, kArchiveIndexAlignment);

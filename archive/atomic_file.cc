@@ -35,7 +35,8 @@ std::string DirectoryOf(const std::string& path) {
 absl::Status SyncDirectory(const std::string& directory) {
   const int fd = ::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) {
-    return absl::ErrnoToStatus(errno, fmt::format("cannot open directory {} to sync it", directory));
+    return absl::ErrnoToStatus(errno,
+                               fmt::format("cannot open directory {} to sync it", directory));
   }
   int result;
   do {
@@ -66,9 +67,9 @@ absl::StatusOr<AtomicFileWriter> AtomicFileWriter::Create(std::string destinatio
       return AtomicFileWriter(fd, std::move(destination_path), std::move(temp_path));
     }
     if (errno != EEXIST) {
-      return absl::ErrnoToStatus(
-          errno, fmt::format("cannot create a temporary file in {} to write {}",
-                             DirectoryOf(destination_path), destination_path));
+      return absl::ErrnoToStatus(errno,
+                                 fmt::format("cannot create a temporary file in {} to write {}",
+                                             DirectoryOf(destination_path), destination_path));
     }
   }
   return absl::AlreadyExistsError(fmt::format(

@@ -1,5 +1,7 @@
 #include "archive/json_writer.h"
 
+#include <cmath>
+
 #include "fmt/format.h"
 
 namespace spreplay {
@@ -167,6 +169,19 @@ JsonWriter& JsonWriter::Int(int64_t value) {
 JsonWriter& JsonWriter::Bool(bool value) {
   BeforeValue();
   out_ += value ? "true" : "false";
+  return *this;
+}
+
+JsonWriter& JsonWriter::Double(double value) {
+  BeforeValue();
+  // JSON has no NaN or infinity; fmt would print "nan"/"inf" and break every parser.
+  out_ += std::isfinite(value) ? fmt::format("{}", value) : "null";
+  return *this;
+}
+
+JsonWriter& JsonWriter::Raw(std::string_view json) {
+  BeforeValue();
+  out_ += json;
   return *this;
 }
 

@@ -32,6 +32,9 @@ class JsonWriter {
   JsonWriter& Uint(uint64_t value);
   JsonWriter& Int(int64_t value);
   JsonWriter& Bool(bool value);
+  JsonWriter& Double(double value);
+  // A value that is already valid JSON text (e.g. from Cap'n Proto's JSON codec).
+  JsonWriter& Raw(std::string_view json);
 
   const std::string& text() const { return out_; }
 

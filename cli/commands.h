@@ -6,6 +6,8 @@
 
 namespace spreplay {
 
+int RunCompile(std::span<char*> args);
+int RunExtract(std::span<char*> args);
 int RunInspect(std::span<char*> args);
 int RunMerge(std::span<char*> args);
 int RunVersion(std::span<char*> args);

@@ -1,5 +1,9 @@
 #include <string_view>
 
+#include <fstream>
+
+#include "archive/archive.h"
+#include "archive/describe_archive.h"
 #include "cli/commands.h"
 #include "cli/trace_summary.h"
 #include "common/fmt_absl.h"
@@ -25,13 +29,24 @@ int RunInspect(std::span<char*> args) {
     fmt::print(stderr, "usage: spreplay inspect FILE [--json]\n");
     return 2;
   }
+  // Archives and traces announce themselves in their first bytes.
+  char magic[8] = {};
+  std::ifstream(path, std::ios::binary).read(magic, sizeof magic);
+  if (std::string_view(magic, 7) == "SPRARCH") {
+    absl::StatusOr<Archive> archive = Archive::Open(path);
+    if (!archive.ok()) {
+      fmt::print(stderr, "spreplay: {}\n", archive.status());
+      return 1;
+    }
+    fmt::print("{}", DescribeArchive(*archive, json));
+    return 0;
+  }
   absl::StatusOr<Trace> trace = Trace::Read(path);
   if (!trace.ok()) {
     fmt::print(stderr, "spreplay: {}\n", trace.status());
     return 1;
   }
-  (void)json;
-  fmt::print("{}", DescribeTrace(*trace));
+  fmt::print("{}", json ? DescribeTraceJson(*trace) : DescribeTrace(*trace));
   return 0;
 }
 

@@ -33,6 +33,8 @@ int main(int argc, char** argv) {
   }
   const std::string_view command = args[0];
   std::span<char*> rest = args.subspan(1);
+  if (command == "compile") return spreplay::RunCompile(rest);
+  if (command == "extract") return spreplay::RunExtract(rest);
   if (command == "inspect") return spreplay::RunInspect(rest);
   if (command == "merge") return spreplay::RunMerge(rest);
   if (command == "version") return spreplay::RunVersion(rest);

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 
+#include <capnp/compat/json.h>
+
+#include "archive/json_writer.h"
 #include "fmt/format.h"
 
 namespace spreplay {
@@ -13,17 +16,17 @@ std::string Bytes(uint64_t size) {
   return fmt::format("{:.1f} MB", size / (1024.0 * 1024.0));
 }
 
-std::string KindName(schema::CallSite::Kind kind) {
+std::string KindName(trace_schema::CallSite::Kind kind) {
   switch (kind) {
-    case schema::CallSite::Kind::CALL: return "call";
-    case schema::CallSite::Kind::BACKWARD_CALL: return "bwds";
-    case schema::CallSite::Kind::RAW_DISPATCH: return "dispatch";
-    case schema::CallSite::Kind::RAY_TRACING: return "raytracing";
+    case trace_schema::CallSite::Kind::CALL: return "call";
+    case trace_schema::CallSite::Kind::BACKWARD_CALL: return "bwds";
+    case trace_schema::CallSite::Kind::RAW_DISPATCH: return "dispatch";
+    case trace_schema::CallSite::Kind::RAY_TRACING: return "raytracing";
   }
   return "?";
 }
 
-std::string Signature(schema::CallSite::Reader call_site) {
+std::string Signature(trace_schema::CallSite::Reader call_site) {
   std::string text;
   for (auto argument : call_site.getArguments()) {
     if (!text.empty()) text += ", ";
@@ -67,7 +70,7 @@ std::string DescribeTrace(const Trace& trace) {
   out += fmt::format("\n{:<16}  {:<10}  {:<12}  {:<24}  {:<9}  {:>9}  {:>9}  {}\n", "KERNEL", "KIND",
                      "MODULE", "FUNCTION", "COMPILE", "WRAPPER", "PTX", "SIGNATURE");
   for (const KernelRecord& kernel : trace.kernels()) {
-    std::vector<schema::CallSite::Reader> call_sites = trace.CallSitesOf(kernel);
+    std::vector<trace_schema::CallSite::Reader> call_sites = trace.CallSitesOf(kernel);
     uint64_t wrapper_size = 0;
     if (absl::StatusOr<ComponentPtr> program = trace.FindComponent(kernel.program); program.ok()) {
       std::function<void(const ComponentPtr&)> visit = [&](const ComponentPtr& node) {
@@ -97,6 +100,53 @@ std::string DescribeTrace(const Trace& trace) {
                        Clip(call_site.getFunction().cStr(), 24), Signature(call_site));
   }
   return out;
+}
+
+std::string DescribeTraceJson(const Trace& trace) {
+  capnp::JsonCodec codec;
+  auto encode = [&codec](auto reader) { return std::string(codec.encode(reader).cStr()); };
+  JsonWriter json(2);
+  json.BeginObject();
+  json.Key("trace").String(trace.name());
+  json.Key("records").Uint(trace.record_count());
+  json.Key("bytes").Uint(trace.byte_size());
+  json.Key("unknownRecords").Uint(trace.unknown_records());
+  json.Key("undecodableRecords").Uint(trace.undecodable_records());
+  json.Key("damage").BeginArray();
+  for (const Damage& region : trace.damage()) {
+    json.BeginObject().Key("offset").Uint(region.offset).Key("length").Uint(region.length);
+    json.Key("reason").String(region.reason).EndObject();
+  }
+  json.EndArray();
+  json.Key("processes").BeginArray();
+  for (auto process : trace.processes()) json.Raw(encode(process));
+  json.EndArray();
+  json.Key("devices").BeginArray();
+  for (auto device : trace.devices()) json.Raw(encode(device));
+  json.EndArray();
+  json.Key("callSites").BeginArray();
+  for (auto call_site : trace.call_sites()) json.Raw(encode(call_site));
+  json.EndArray();
+  json.Key("kernels").BeginArray();
+  for (const KernelRecord& kernel : trace.kernels()) {
+    json.BeginObject();
+    json.Key("key").String(kernel.key.ToHex());
+    json.Key("session").String(kernel.session.ToHex());
+    json.Key("program").String(kernel.program.ToHex());
+    json.Key("entryPoint").String(kernel.entry_point_name);
+    json.Key("entryPointIndex").Int(kernel.entry_point_index);
+    json.Key("targetIndex").Int(kernel.target_index);
+    json.Key("toolchain").String(kernel.toolchain);
+    json.Key("codeBytes").Uint(kernel.code.size());
+    json.Key("compileSeconds").Double(kernel.compile_seconds);
+    json.Key("moduleNames").BeginArray();
+    for (const std::string& name : kernel.module_names) json.String(name);
+    json.EndArray();
+    json.EndObject();
+  }
+  json.EndArray();
+  json.EndObject();
+  return json.text() + "\n";
 }
 
 }  // namespace spreplay

@@ -8,5 +8,7 @@
 namespace spreplay {
 
 std::string DescribeTrace(const Trace& trace);
+// Every record but file contents and kernel code, for scripts.
+std::string DescribeTraceJson(const Trace& trace);
 
 }  // namespace spreplay

@@ -6,9 +6,10 @@
 namespace spreplay {
 namespace {
 
-class BorrowedBlob final : public ISlangBlob {
+class BorrowedBlob : public ISlangBlob {
  public:
   BorrowedBlob(const void* data, size_t size) : data_(data), size_(size) {}
+  virtual ~BorrowedBlob() = default;
 
   SLANG_NO_THROW SlangResult SLANG_MCALL queryInterface(const SlangUUID& uuid, void** out) override {
     const SlangUUID blob = ISlangBlob::getTypeGuid();
@@ -39,5 +40,16 @@ class BorrowedBlob final : public ISlangBlob {
 }  // namespace
 
 ISlangBlob* NewBorrowedBlob(const void* data, size_t size) { return new BorrowedBlob(data, size); }
+
+ISlangBlob* NewOwnedBlob(std::string text) {
+  // Owned by the blob itself: freed with it.
+  struct OwnedBlob final : BorrowedBlob {
+    explicit OwnedBlob(std::string owned) : BorrowedBlob(nullptr, 0), text(std::move(owned)) {}
+    SLANG_NO_THROW const void* SLANG_MCALL getBufferPointer() override { return text.c_str(); }
+    SLANG_NO_THROW size_t SLANG_MCALL getBufferSize() override { return text.size() + 1; }
+    std::string text;
+  };
+  return new OwnedBlob(std::move(text));
+}
 
 }  // namespace spreplay

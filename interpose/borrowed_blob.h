@@ -4,6 +4,7 @@
 // kernel that the driver will read exactly once.
 
 #include <cstddef>
+#include <string>
 
 #include "slang.h"
 
@@ -11,5 +12,7 @@ namespace spreplay {
 
 // Returns a blob with one reference, owned by the caller.
 ISlangBlob* NewBorrowedBlob(const void* data, size_t size);
+// A blob that owns a copy of `text` (diagnostics).
+ISlangBlob* NewOwnedBlob(std::string text);
 
 }  // namespace spreplay

@@ -15,6 +15,7 @@ namespace spreplay {
 struct SessionInfo {
   SessionConfig config;
   Digest digest;  // config.ContentDigest()
+  Digest location_digest;  // config.LocationDigest()
   uint64_t ordinal = 0;  // order of creation in this process, for diagnostics
 };
 
@@ -35,6 +36,21 @@ struct ServedKernel {
   size_t size = 0;
 };
 
+// What a listener decides about a kernel request.
+enum class KernelDecision {
+  kPass,     // no opinion: ask the next listener, or compile
+  kServe,    // answer with `served` instead of compiling
+  kRefuse,   // fail the request with `refusal` (strict mode)
+};
+
+// Every kernel request of the process, by outcome.
+struct KernelCounts {
+  uint64_t served = 0;
+  uint64_t compiled = 0;      // keyable, compiled by Slang
+  uint64_t not_keyable = 0;   // compiled by Slang; content the hooks could not see
+  uint64_t refused = 0;
+};
+
 class HookListener {
  public:
   virtual ~HookListener() = default;
@@ -44,8 +60,10 @@ class HookListener {
   // A module Slang loaded, with the bytes of every file it read.
   virtual void OnModuleLoaded(const ComponentPtr& module,
                               const std::vector<FileContent>& files) {}
-  // Return true and fill `served` to answer the request without compiling.
-  virtual bool FindKernel(const KernelRequest& request, ServedKernel* served) { return false; }
+  virtual KernelDecision DecideKernel(const KernelRequest& request, ServedKernel* served,
+                                      std::string* refusal) {
+    return KernelDecision::kPass;
+  }
   virtual void OnKernelCompiled(const KernelRequest& request, const void* code, size_t size,
                                 double seconds) {}
 };

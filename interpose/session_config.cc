@@ -65,6 +65,22 @@ Digest SessionConfig::ContentDigest() const {
   return hasher.Finish();
 }
 
+Digest SessionConfig::LocationDigest() const {
+  KeyHasher hasher("spreplay.session-location.v1");
+  hasher.Hash(ContentDigest());
+  hasher.Integer(static_cast<int64_t>(search_paths.size()));
+  for (const std::string& path : search_paths) hasher.Text(path);
+  auto hash_locations = [&hasher](const std::vector<CompilerOption>& options) {
+    for (const CompilerOption& option : options) {
+      if (!IsLocationOption(option)) continue;
+      hasher.Integer(option.name).Text(option.string0).Text(option.string1);
+    }
+  };
+  for (const TargetConfig& target : targets) hash_locations(target.options);
+  hash_locations(options);
+  return hasher.Finish();
+}
+
 SessionDescView::SessionDescView(const SessionConfig& config) {
   for (const TargetConfig& target : config.targets) {
     std::vector<slang::CompilerOptionEntry> entries;

@@ -42,6 +42,11 @@ struct SessionConfig {
   // Slang searches (search paths and include options). What those locations
   // yielded is keyed by content, per module.
   Digest ContentDigest() const;
+
+  // ContentDigest plus where Slang searches: two sessions that differ only in
+  // their include paths produce the same code from the same files, but must
+  // be replayed with their own paths to find those files.
+  Digest LocationDigest() const;
 };
 
 // A SessionDesc view of a SessionConfig. The config must outlive it.

@@ -53,11 +53,17 @@ struct HookState {
   absl::flat_hash_map<std::string, Digest> string_modules;
   uint64_t session_count = 0;
   GetFullNameFn get_full_name = nullptr;
+  KernelCounts counts;
 };
 
 HookState& State() {
   static HookState* state = new HookState;  // never destroyed: hooks may run during exit
   return *state;
+}
+
+void Count(uint64_t KernelCounts::*counter) {
+  std::lock_guard lock(State().mutex);
+  ++(State().counts.*counter);
 }
 
 template <typename Fn>
@@ -218,17 +224,27 @@ SlangResult SLANG_MCALL HookGetEntryPointCode(IComponentType* self, SlangInt ent
     if (it != State().sessions.end()) request.session = it->second;
   }
   const bool keyable = request.session && request.program->keyable;
-  request.toolchain = State().toolchain;
   if (keyable) {
     request.key = KernelKey({request.toolchain, request.session->digest, request.program->digest,
                              entry_point_index, target_index});
-    ServedKernel served;
-    for (HookListener* listener : State().listeners) {
-      if (!listener->FindKernel(request, &served)) continue;
-      Log("served kernel {} ({} bytes)", request.key.ToHex().substr(0, 16), served.size);
-      *out_code = NewBorrowedBlob(served.data, served.size);
-      if (out_diagnostics) *out_diagnostics = nullptr;
-      return SLANG_OK;
+  }
+  ServedKernel served;
+  std::string refusal;
+  for (HookListener* listener : State().listeners) {
+    switch (listener->DecideKernel(request, &served, &refusal)) {
+      case KernelDecision::kPass:
+        continue;
+      case KernelDecision::kServe:
+        Log("served kernel {} ({} bytes)", request.key.ToHex().substr(0, 16), served.size);
+        Count(&KernelCounts::served);
+        *out_code = NewBorrowedBlob(served.data, served.size);
+        if (out_diagnostics) *out_diagnostics = nullptr;
+        return SLANG_OK;
+      case KernelDecision::kRefuse:
+        Count(&KernelCounts::refused);
+        *out_code = nullptr;
+        if (out_diagnostics) *out_diagnostics = NewOwnedBlob(refusal + "\n");
+        return SLANG_FAIL;
     }
   }
   const auto start = std::chrono::steady_clock::now();
@@ -236,6 +252,7 @@ SlangResult SLANG_MCALL HookGetEntryPointCode(IComponentType* self, SlangInt ent
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   Log("compiled {} in {:.3f} s{}", keyable ? request.key.ToHex().substr(0, 16) : "an untracked program",
       seconds, keyable ? "" : " (not keyable)");
+  Count(keyable ? &KernelCounts::compiled : &KernelCounts::not_keyable);
   if (SLANG_SUCCEEDED(result) && out_code && *out_code) {
     for (HookListener* listener : State().listeners)
       listener->OnKernelCompiled(request, (*out_code)->getBufferPointer(), (*out_code)->getBufferSize(),
@@ -325,9 +342,12 @@ SlangResult SLANG_MCALL HookCreateTypeConformance(ISession* self, slang::TypeRef
     const std::string type_name = TypeFullName(type);
     const std::string interface_name = TypeFullName(interface_type);
     PatchComponentType(*out);
-    Track(*out, type_name.empty() || interface_name.empty()
-                    ? Component::Opaque()
-                    : Component::TypeConformance(type_name, interface_name, id_override));
+    // An automatic id (-1) comes from a counter in the session that every
+    // earlier program advanced: the code depends on the session's history,
+    // which no key can name. Such programs always compile.
+    const bool keyable = !type_name.empty() && !interface_name.empty() && id_override >= 0;
+    if (!keyable) Log("type conformance {} : {} has no fixed id; its kernels will always compile", type_name, interface_name);
+    Track(*out, keyable ? Component::TypeConformance(type_name, interface_name, id_override) : Component::Opaque());
   }
   return result;
 }
@@ -350,6 +370,7 @@ SlangResult SLANG_MCALL HookCreateSession(IGlobalSession* self, const slang::Ses
   auto info = std::make_shared<SessionInfo>();
   info->config = SessionConfig::From(desc);
   info->digest = info->config.ContentDigest();
+  info->location_digest = info->config.LocationDigest();
   {
     std::lock_guard lock(State().mutex);
     info->ordinal = State().session_count++;
@@ -387,6 +408,11 @@ absl::Status ConfigureSlangHooks(const HookOptions& options) {
     State().get_full_name = reinterpret_cast<GetFullNameFn>(dlsym(handle, "spReflectionType_GetFullName"));
   }
   return absl::OkStatus();
+}
+
+KernelCounts GetKernelCounts() {
+  std::lock_guard lock(State().mutex);
+  return State().counts;
 }
 
 void AddHookListener(HookListener* listener) {

@@ -31,6 +31,8 @@ struct HookOptions {
 absl::Status ConfigureSlangHooks(const HookOptions& options);
 void AddHookListener(HookListener* listener);
 
+KernelCounts GetKernelCounts();
+
 // Patches the vtables reachable from a freshly created slang::IGlobalSession.
 // Called by the shim for every global session slangpy creates.
 void OnGlobalSessionCreated(void* global_session);

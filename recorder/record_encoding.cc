@@ -7,7 +7,7 @@ namespace spreplay {
 namespace {
 
 void EncodeOptions(const std::vector<CompilerOption>& options,
-                   capnp::List<schema::CompilerOption>::Builder out) {
+                   capnp::List<trace_schema::CompilerOption>::Builder out) {
   for (size_t i = 0; i < options.size(); ++i) {
     auto entry = out[i];
     entry.setName(options[i].name);
@@ -19,7 +19,7 @@ void EncodeOptions(const std::vector<CompilerOption>& options,
   }
 }
 
-std::vector<CompilerOption> DecodeOptions(capnp::List<schema::CompilerOption>::Reader records) {
+std::vector<CompilerOption> DecodeOptions(capnp::List<trace_schema::CompilerOption>::Reader records) {
   std::vector<CompilerOption> options;
   options.reserve(records.size());
   for (auto record : records) {
@@ -29,32 +29,32 @@ std::vector<CompilerOption> DecodeOptions(capnp::List<schema::CompilerOption>::R
   return options;
 }
 
-Component::Kind KindOf(schema::Component::Kind kind) {
+Component::Kind KindOf(trace_schema::Component::Kind kind) {
   switch (kind) {
-    case schema::Component::Kind::MODULE: return Component::Kind::kModule;
-    case schema::Component::Kind::ENTRY_POINT: return Component::Kind::kEntryPoint;
-    case schema::Component::Kind::TYPE_CONFORMANCE: return Component::Kind::kTypeConformance;
-    case schema::Component::Kind::COMPOSITE: return Component::Kind::kComposite;
-    case schema::Component::Kind::LINKED: return Component::Kind::kLinked;
-    case schema::Component::Kind::RENAMED: return Component::Kind::kRenamed;
-    case schema::Component::Kind::SPECIALIZED: return Component::Kind::kSpecialized;
-    case schema::Component::Kind::OPAQUE: return Component::Kind::kOpaque;
+    case trace_schema::Component::Kind::MODULE: return Component::Kind::kModule;
+    case trace_schema::Component::Kind::ENTRY_POINT: return Component::Kind::kEntryPoint;
+    case trace_schema::Component::Kind::TYPE_CONFORMANCE: return Component::Kind::kTypeConformance;
+    case trace_schema::Component::Kind::COMPOSITE: return Component::Kind::kComposite;
+    case trace_schema::Component::Kind::LINKED: return Component::Kind::kLinked;
+    case trace_schema::Component::Kind::RENAMED: return Component::Kind::kRenamed;
+    case trace_schema::Component::Kind::SPECIALIZED: return Component::Kind::kSpecialized;
+    case trace_schema::Component::Kind::OPAQUE: return Component::Kind::kOpaque;
   }
   return Component::Kind::kOpaque;
 }
 
-schema::Component::Kind RecordKindOf(Component::Kind kind) {
+trace_schema::Component::Kind RecordKindOf(Component::Kind kind) {
   switch (kind) {
-    case Component::Kind::kModule: return schema::Component::Kind::MODULE;
-    case Component::Kind::kEntryPoint: return schema::Component::Kind::ENTRY_POINT;
-    case Component::Kind::kTypeConformance: return schema::Component::Kind::TYPE_CONFORMANCE;
-    case Component::Kind::kComposite: return schema::Component::Kind::COMPOSITE;
-    case Component::Kind::kLinked: return schema::Component::Kind::LINKED;
-    case Component::Kind::kRenamed: return schema::Component::Kind::RENAMED;
-    case Component::Kind::kSpecialized: return schema::Component::Kind::SPECIALIZED;
-    case Component::Kind::kOpaque: return schema::Component::Kind::OPAQUE;
+    case Component::Kind::kModule: return trace_schema::Component::Kind::MODULE;
+    case Component::Kind::kEntryPoint: return trace_schema::Component::Kind::ENTRY_POINT;
+    case Component::Kind::kTypeConformance: return trace_schema::Component::Kind::TYPE_CONFORMANCE;
+    case Component::Kind::kComposite: return trace_schema::Component::Kind::COMPOSITE;
+    case Component::Kind::kLinked: return trace_schema::Component::Kind::LINKED;
+    case Component::Kind::kRenamed: return trace_schema::Component::Kind::RENAMED;
+    case Component::Kind::kSpecialized: return trace_schema::Component::Kind::SPECIALIZED;
+    case Component::Kind::kOpaque: return trace_schema::Component::Kind::OPAQUE;
   }
-  return schema::Component::Kind::OPAQUE;
+  return trace_schema::Component::Kind::OPAQUE;
 }
 
 }  // namespace
@@ -71,8 +71,9 @@ absl::StatusOr<Digest> DigestFromData(capnp::Data::Reader data) {
   return digest;
 }
 
-void EncodeSession(const SessionConfig& config, const Digest& digest, schema::Session::Builder out) {
-  out.setDigest(DataOf(digest));
+void EncodeSession(const SessionConfig& config, trace_schema::Session::Builder out) {
+  out.setDigest(DataOf(config.ContentDigest()));
+  out.setLocationDigest(DataOf(config.LocationDigest()));
   auto targets = out.initTargets(config.targets.size());
   for (size_t i = 0; i < config.targets.size(); ++i) {
     const TargetConfig& target = config.targets[i];
@@ -101,7 +102,7 @@ void EncodeSession(const SessionConfig& config, const Digest& digest, schema::Se
   EncodeOptions(config.options, out.initOptions(config.options.size()));
 }
 
-absl::StatusOr<SessionConfig> DecodeSession(schema::Session::Reader record) {
+absl::StatusOr<SessionConfig> DecodeSession(trace_schema::Session::Reader record) {
   SessionConfig config;
   for (auto target : record.getTargets()) {
     config.targets.push_back({target.getFormat(), target.getProfile(), target.getFlags(),
@@ -119,7 +120,12 @@ absl::StatusOr<SessionConfig> DecodeSession(schema::Session::Reader record) {
   config.options = DecodeOptions(record.getOptions());
   absl::StatusOr<Digest> claimed = DigestFromData(record.getDigest());
   if (!claimed.ok()) return claimed.status();
-  if (config.ContentDigest() != *claimed) {
+  const bool has_location = record.hasLocationDigest();
+  absl::StatusOr<Digest> claimed_location =
+      DigestFromData(has_location ? record.getLocationDigest() : record.getDigest());
+  if (!claimed_location.ok()) return claimed_location.status();
+  if (config.ContentDigest() != *claimed ||
+      (has_location && config.LocationDigest() != *claimed_location)) {
     return absl::DataLossError(fmt::format(
         "session record {} does not hash to its digest: the trace is damaged or was written by an "
         "incompatible spreplay",
@@ -128,7 +134,7 @@ absl::StatusOr<SessionConfig> DecodeSession(schema::Session::Reader record) {
   return config;
 }
 
-void EncodeComponent(const Component& component, schema::Component::Builder out) {
+void EncodeComponent(const Component& component, trace_schema::Component::Builder out) {
   out.setDigest(DataOf(component.digest));
   out.setKind(RecordKindOf(component.kind));
   out.setName(component.name);
@@ -149,7 +155,7 @@ void EncodeComponent(const Component& component, schema::Component::Builder out)
   for (size_t i = 0; i < component.children.size(); ++i) children.set(i, DataOf(component.children[i]->digest));
 }
 
-absl::StatusOr<ComponentPtr> DecodeComponent(schema::Component::Reader record, const ChildResolver& child) {
+absl::StatusOr<ComponentPtr> DecodeComponent(trace_schema::Component::Reader record, const ChildResolver& child) {
   absl::StatusOr<Digest> claimed = DigestFromData(record.getDigest());
   if (!claimed.ok()) return claimed.status();
   std::vector<ComponentPtr> children;

@@ -13,16 +13,16 @@
 
 namespace spreplay {
 
-void EncodeSession(const SessionConfig& config, const Digest& digest, schema::Session::Builder out);
-absl::StatusOr<SessionConfig> DecodeSession(schema::Session::Reader record);
+void EncodeSession(const SessionConfig& config, trace_schema::Session::Builder out);
+absl::StatusOr<SessionConfig> DecodeSession(trace_schema::Session::Reader record);
 
 // Encodes one node; its children are referenced by digest.
-void EncodeComponent(const Component& component, schema::Component::Builder out);
+void EncodeComponent(const Component& component, trace_schema::Component::Builder out);
 
 // Rebuilds a node whose children were already rebuilt (`child` resolves a
 // digest), and checks that it hashes to the digest the record claims.
 using ChildResolver = std::function<absl::StatusOr<ComponentPtr>(const Digest&)>;
-absl::StatusOr<ComponentPtr> DecodeComponent(schema::Component::Reader record, const ChildResolver& child);
+absl::StatusOr<ComponentPtr> DecodeComponent(trace_schema::Component::Reader record, const ChildResolver& child);
 
 absl::StatusOr<Digest> DigestFromData(capnp::Data::Reader data);
 capnp::Data::Reader DataOf(const Digest& digest);

@@ -2,6 +2,8 @@
 
 #include <capnp/serialize.h>
 
+#include <algorithm>
+
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "common/fmt_absl.h"
@@ -14,12 +16,12 @@ struct Trace::Contents {
   std::string name;
   std::vector<TraceLog> logs;  // own the bytes every reader below points into
   std::vector<std::unique_ptr<capnp::FlatArrayMessageReader>> messages;
-  std::vector<schema::Process::Reader> processes;
-  std::vector<schema::Device::Reader> devices;
-  std::vector<schema::CallSite::Reader> call_sites;
+  std::vector<trace_schema::Process::Reader> processes;
+  std::vector<trace_schema::Device::Reader> devices;
+  std::vector<trace_schema::CallSite::Reader> call_sites;
   std::vector<KernelRecord> kernels;
-  absl::flat_hash_map<Digest, schema::Component::Reader> component_records;
-  absl::flat_hash_map<Digest, schema::Session::Reader> session_records;
+  absl::flat_hash_map<Digest, trace_schema::Component::Reader> component_records;
+  absl::flat_hash_map<Digest, trace_schema::Session::Reader> session_records;
   absl::flat_hash_map<Digest, std::string_view> sources;
   std::vector<Damage> damage;
   uint64_t unknown_records = 0;
@@ -30,9 +32,10 @@ struct Trace::Contents {
   mutable absl::flat_hash_map<Digest, ComponentPtr> components;
 
   absl::flat_hash_set<std::string> call_site_ids;
+  absl::flat_hash_map<std::string, std::vector<size_t>> call_sites_by_wrapper;
   absl::flat_hash_set<Digest> kernel_keys;
 
-  void Index(schema::TraceRecord::Reader record);
+  void Index(trace_schema::TraceRecord::Reader record);
   void AddLog(TraceLog log);
 };
 
@@ -44,21 +47,24 @@ std::string_view ViewOf(capnp::Data::Reader data) {
 
 }  // namespace
 
-void Trace::Contents::Index(schema::TraceRecord::Reader record) {
+void Trace::Contents::Index(trace_schema::TraceRecord::Reader record) {
   switch (record.which()) {
-    case schema::TraceRecord::PROCESS:
+    case trace_schema::TraceRecord::PROCESS:
       processes.push_back(record.getProcess());
       return;
-    case schema::TraceRecord::DEVICE:
+    case trace_schema::TraceRecord::DEVICE:
       devices.push_back(record.getDevice());
       return;
-    case schema::TraceRecord::SESSION: {
-      absl::StatusOr<Digest> digest = DigestFromData(record.getSession().getDigest());
+    case trace_schema::TraceRecord::SESSION: {
+      // Traces from before locationDigest existed name sessions by content.
+      auto session = record.getSession();
+      absl::StatusOr<Digest> digest = DigestFromData(
+          session.hasLocationDigest() ? session.getLocationDigest() : session.getDigest());
       if (!digest.ok()) break;
       session_records.try_emplace(*digest, record.getSession());
       return;
     }
-    case schema::TraceRecord::SOURCE_FILE: {
+    case trace_schema::TraceRecord::SOURCE_FILE: {
       auto file = record.getSourceFile();
       absl::StatusOr<Digest> digest = DigestFromData(file.getDigest());
       if (!digest.ok()) break;
@@ -67,30 +73,35 @@ void Trace::Contents::Index(schema::TraceRecord::Reader record) {
       sources.try_emplace(*digest, ViewOf(file.getBytes()));
       return;
     }
-    case schema::TraceRecord::COMPONENT: {
+    case trace_schema::TraceRecord::COMPONENT: {
       absl::StatusOr<Digest> digest = DigestFromData(record.getComponent().getDigest());
       if (!digest.ok()) break;
       component_records.try_emplace(*digest, record.getComponent());
       return;
     }
-    case schema::TraceRecord::KERNEL: {
+    case trace_schema::TraceRecord::KERNEL: {
       auto kernel = record.getKernel();
       absl::StatusOr<Digest> key = DigestFromData(kernel.getKey());
       absl::StatusOr<Digest> session = DigestFromData(kernel.getSessionDigest());
+      absl::StatusOr<Digest> session_location = DigestFromData(
+          kernel.hasSessionLocationDigest() ? kernel.getSessionLocationDigest() : kernel.getSessionDigest());
       absl::StatusOr<Digest> program = DigestFromData(kernel.getProgramDigest());
-      if (!key.ok() || !session.ok() || !program.ok()) break;
+      if (!key.ok() || !session.ok() || !session_location.ok() || !program.ok()) break;
       if (!kernel_keys.insert(*key).second) return;
-      KernelRecord entry{*key, *session, *program, kernel.getEntryPointIndex(), kernel.getTargetIndex(),
+      KernelRecord entry{*key, *session, *session_location, *program, kernel.getEntryPointIndex(), kernel.getTargetIndex(),
                          ViewOf(kernel.getCode()), kernel.getCompileSeconds(), {}, kernel.getEntryPointName(),
                          kernel.getToolchain()};
       for (auto name : kernel.getModuleNames()) entry.module_names.emplace_back(name);
       kernels.push_back(std::move(entry));
       return;
     }
-    case schema::TraceRecord::CALL_SITE: {
+    case trace_schema::TraceRecord::CALL_SITE: {
       auto call_site = record.getCallSite();
       std::string id = fmt::format("{}/{}", call_site.getSlangpyHash().cStr(), int(call_site.getKind()));
-      if (call_site_ids.insert(std::move(id)).second) call_sites.push_back(call_site);
+      if (call_site_ids.insert(std::move(id)).second) {
+        call_sites_by_wrapper[std::string(call_site.getSlangpyHash().cStr())].push_back(call_sites.size());
+        call_sites.push_back(call_site);
+      }
       return;
     }
     default:
@@ -108,10 +119,12 @@ void Trace::Contents::AddLog(TraceLog log) {
     try {
       auto words = kj::arrayPtr(reinterpret_cast<const capnp::word*>(frame.data()),
                                 frame.size() / sizeof(capnp::word));
+      // The limit guards against amplification (many pointers to one
+      // object); records are read a bounded number of times each.
       capnp::ReaderOptions options;
-      options.traversalLimitInWords = words.size() * 8 + 1024;
+      options.traversalLimitInWords = std::max<uint64_t>(words.size() * 64, uint64_t{1} << 20);
       auto message = std::make_unique<capnp::FlatArrayMessageReader>(words, options);
-      Index(message->getRoot<schema::TraceRecord>());
+      Index(message->getRoot<trace_schema::TraceRecord>());
       messages.push_back(std::move(message));
     } catch (const kj::Exception&) {
       ++undecodable_records;
@@ -148,9 +161,9 @@ absl::StatusOr<Trace> Trace::ReadAll(const std::vector<std::string>& paths) {
 }
 
 const std::string& Trace::name() const { return contents_->name; }
-const std::vector<schema::Process::Reader>& Trace::processes() const { return contents_->processes; }
-const std::vector<schema::Device::Reader>& Trace::devices() const { return contents_->devices; }
-const std::vector<schema::CallSite::Reader>& Trace::call_sites() const { return contents_->call_sites; }
+const std::vector<trace_schema::Process::Reader>& Trace::processes() const { return contents_->processes; }
+const std::vector<trace_schema::Device::Reader>& Trace::devices() const { return contents_->devices; }
+const std::vector<trace_schema::CallSite::Reader>& Trace::call_sites() const { return contents_->call_sites; }
 const std::vector<KernelRecord>& Trace::kernels() const { return contents_->kernels; }
 const std::vector<Damage>& Trace::damage() const { return contents_->damage; }
 uint64_t Trace::unknown_records() const { return contents_->unknown_records; }
@@ -158,15 +171,12 @@ uint64_t Trace::undecodable_records() const { return contents_->undecodable_reco
 uint64_t Trace::record_count() const { return contents_->record_count; }
 uint64_t Trace::byte_size() const { return contents_->byte_size; }
 
-std::vector<schema::CallSite::Reader> Trace::CallSitesOf(const KernelRecord& kernel) const {
-  std::vector<schema::CallSite::Reader> matches;
-  for (auto call_site : contents_->call_sites) {
-    for (const std::string& module : kernel.module_names) {
-      if (module == call_site.getSlangpyHash().cStr()) {
-        matches.push_back(call_site);
-        break;
-      }
-    }
+std::vector<trace_schema::CallSite::Reader> Trace::CallSitesOf(const KernelRecord& kernel) const {
+  std::vector<trace_schema::CallSite::Reader> matches;
+  for (const std::string& module : kernel.module_names) {
+    auto it = contents_->call_sites_by_wrapper.find(module);
+    if (it == contents_->call_sites_by_wrapper.end()) continue;
+    for (size_t index : it->second) matches.push_back(contents_->call_sites[index]);
   }
   return matches;
 }
@@ -200,35 +210,6 @@ absl::StatusOr<SessionConfig> Trace::FindSession(const Digest& digest) const {
 const std::string_view* Trace::FindSource(const Digest& digest) const {
   auto it = contents_->sources.find(digest);
   return it == contents_->sources.end() ? nullptr : &it->second;
-}
-
-absl::StatusOr<std::vector<std::pair<std::string, std::string_view>>> Trace::SourcesOf(
-    const ComponentPtr& program) const {
-  std::vector<std::pair<std::string, std::string_view>> files;
-  absl::flat_hash_set<std::string> seen;
-  absl::flat_hash_set<Digest> string_modules;
-  std::function<void(const ComponentPtr&)> collect_string_modules = [&](const ComponentPtr& node) {
-    if (node->kind == Component::Kind::kModule && node->source) string_modules.insert(node->digest);
-    for (const ComponentPtr& child : node->children) collect_string_modules(child);
-  };
-  collect_string_modules(program);
-  std::function<absl::Status(const ComponentPtr&)> visit = [&](const ComponentPtr& node) -> absl::Status {
-    for (const SourceFile& file : node->dependencies) {
-      if (!seen.insert(file.path).second) continue;
-      if (const std::string_view* bytes = FindSource(file.content)) {
-        files.emplace_back(file.path, *bytes);
-      } else if (!string_modules.contains(file.content)) {
-        return absl::NotFoundError(fmt::format("the trace has no copy of {} ({})", file.path,
-                                               file.content.ToHex().substr(0, 16)));
-      }
-    }
-    for (const ComponentPtr& child : node->children) {
-      if (absl::Status status = visit(child); !status.ok()) return status;
-    }
-    return absl::OkStatus();
-  };
-  if (absl::Status status = visit(program); !status.ok()) return status;
-  return files;
 }
 
 }  // namespace spreplay

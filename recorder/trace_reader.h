@@ -17,7 +17,8 @@ namespace spreplay {
 
 struct KernelRecord {
   Digest key;
-  Digest session;
+  Digest session;           // content digest, part of the key
+  Digest session_location;  // the session to replay: FindSession(session_location)
   Digest program;
   int64_t entry_point_index = 0;
   int64_t target_index = 0;
@@ -40,22 +41,19 @@ class Trace {
   ~Trace();
 
   const std::string& name() const;
-  const std::vector<schema::Process::Reader>& processes() const;
-  const std::vector<schema::Device::Reader>& devices() const;
+  const std::vector<trace_schema::Process::Reader>& processes() const;
+  const std::vector<trace_schema::Device::Reader>& devices() const;
   // One per distinct (slangpy hash, kind), in first-seen order.
-  const std::vector<schema::CallSite::Reader>& call_sites() const;
+  const std::vector<trace_schema::CallSite::Reader>& call_sites() const;
   // One per distinct key, in first-seen order.
   const std::vector<KernelRecord>& kernels() const;
   // Call sites whose wrapper module is part of `kernel`'s program.
-  std::vector<schema::CallSite::Reader> CallSitesOf(const KernelRecord& kernel) const;
+  std::vector<trace_schema::CallSite::Reader> CallSitesOf(const KernelRecord& kernel) const;
 
   absl::StatusOr<ComponentPtr> FindComponent(const Digest& digest) const;
   absl::StatusOr<SessionConfig> FindSession(const Digest& digest) const;
   // The recorded bytes of a file, or nullptr.
   const std::string_view* FindSource(const Digest& digest) const;
-  // Every recorded file a component tree depends on, by recorded path.
-  absl::StatusOr<std::vector<std::pair<std::string, std::string_view>>> SourcesOf(
-      const ComponentPtr& program) const;
 
   // Damaged regions of the underlying logs, and records this build does not
   // understand (written by a newer spreplay) or could not decode.

@@ -62,7 +62,7 @@ void TraceRecorder::Append(capnp::MessageBuilder& message) {
 void TraceRecorder::OnToolchainKnown(const std::string& toolchain, const std::string& slang_build_tag) {
   std::lock_guard lock(mutex_);
   capnp::MallocMessageBuilder message;
-  auto process = message.initRoot<schema::TraceRecord>().initProcess();
+  auto process = message.initRoot<trace_schema::TraceRecord>().initProcess();
   if (!process_json_.empty()) {
     try {
       capnp::JsonCodec codec;
@@ -78,9 +78,9 @@ void TraceRecorder::OnToolchainKnown(const std::string& toolchain, const std::st
 
 void TraceRecorder::OnSessionCreated(const SessionInfo& session) {
   std::lock_guard lock(mutex_);
-  if (!written_.insert(session.digest).second) return;
+  if (!written_.insert(session.location_digest).second) return;
   capnp::MallocMessageBuilder message;
-  EncodeSession(session.config, session.digest, message.initRoot<schema::TraceRecord>().initSession());
+  EncodeSession(session.config, message.initRoot<trace_schema::TraceRecord>().initSession());
   Append(message);
 }
 
@@ -89,7 +89,7 @@ void TraceRecorder::OnModuleLoaded(const ComponentPtr& module, const std::vector
   for (const FileContent& file : files) {
     if (!written_.insert(file.digest).second) continue;
     capnp::MallocMessageBuilder message;
-    auto record = message.initRoot<schema::TraceRecord>().initSourceFile();
+    auto record = message.initRoot<trace_schema::TraceRecord>().initSourceFile();
     record.setDigest(DataOf(file.digest));
     record.setBytes(capnp::Data::Reader(reinterpret_cast<const kj::byte*>(file.bytes->data()), file.bytes->size()));
     Append(message);
@@ -102,7 +102,7 @@ void TraceRecorder::WriteComponentTree(const ComponentPtr& component) {
   for (const ComponentPtr& child : component->children) WriteComponentTree(child);
   written_.insert(component->digest);
   capnp::MallocMessageBuilder message;
-  EncodeComponent(*component, message.initRoot<schema::TraceRecord>().initComponent());
+  EncodeComponent(*component, message.initRoot<trace_schema::TraceRecord>().initComponent());
   Append(message);
 }
 
@@ -112,9 +112,10 @@ void TraceRecorder::OnKernelCompiled(const KernelRequest& request, const void* c
   std::lock_guard lock(mutex_);
   WriteComponentTree(request.program);
   capnp::MallocMessageBuilder message;
-  auto kernel = message.initRoot<schema::TraceRecord>().initKernel();
+  auto kernel = message.initRoot<trace_schema::TraceRecord>().initKernel();
   kernel.setKey(DataOf(request.key));
   kernel.setSessionDigest(DataOf(request.session->digest));
+  kernel.setSessionLocationDigest(DataOf(request.session->location_digest));
   kernel.setProgramDigest(DataOf(request.program->digest));
   kernel.setEntryPointIndex(request.entry_point_index);
   kernel.setTargetIndex(request.target_index);
@@ -132,7 +133,7 @@ void TraceRecorder::OnKernelCompiled(const KernelRequest& request, const void* c
 absl::Status TraceRecorder::RecordJson(std::string_view record_kind, std::string_view json) {
   std::lock_guard lock(mutex_);
   capnp::MallocMessageBuilder message;
-  auto record = message.initRoot<schema::TraceRecord>();
+  auto record = message.initRoot<trace_schema::TraceRecord>();
   try {
     capnp::JsonCodec codec;
     std::string text(json);

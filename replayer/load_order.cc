@@ -26,7 +26,8 @@ void AddImportedStringModules(const std::vector<ComponentPtr>& string_modules,
   for (size_t i = 0; i < modules.size(); ++i) {
     for (const SourceFile& dependency : modules[i]->dependencies) {
       auto it = by_path.find(dependency.path);
-      if (it != by_path.end() && seen.insert(it->second.get()).second) modules.push_back(it->second);
+      if (it != by_path.end() && seen.insert(it->second.get()).second)
+        modules.push_back(it->second);
     }
   }
 }
@@ -79,9 +80,9 @@ absl::StatusOr<std::vector<ComponentPtr>> ModuleLoadOrder(
     if (next == count) {
       size_t stuck = 0;
       while (loaded[stuck]) ++stuck;
-      return absl::FailedPreconditionError(fmt::format(
-          "the recorded modules import each other in a cycle (at module '{}')",
-          modules[stuck]->name));
+      return absl::FailedPreconditionError(
+          fmt::format("the recorded modules import each other in a cycle (at module '{}')",
+                      modules[stuck]->name));
     }
     loaded[next] = true;
     order.push_back(modules[next]);

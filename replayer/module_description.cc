@@ -20,9 +20,8 @@ absl::StatusOr<ComponentPtr> DescribeLoadedModule(slang::IModule* module,
     if (request.source && own_path == dependency) continue;
     std::optional<Digest> digest = digest_of(dependency);
     if (!digest) {
-      return absl::InternalError(
-          fmt::format("module '{}' depends on {}, which the replay cannot account for", name,
-                      dependency));
+      return absl::InternalError(fmt::format(
+          "module '{}' depends on {}, which the replay cannot account for", name, dependency));
     }
     dependencies.push_back({dependency, *digest});
   }

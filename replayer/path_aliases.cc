@@ -13,7 +13,8 @@ absl::Status AliasModule(const Component& module, SnapshotFileSystem& files) {
   const std::string file_name = slang_path::FileName(module.path);
   const SourceFile* match = nullptr;
   for (const SourceFile& dependency : module.dependencies) {
-    if (slang_path::FileName(dependency.path) != file_name || !files.Find(dependency.path)) continue;
+    if (slang_path::FileName(dependency.path) != file_name || !files.Find(dependency.path))
+      continue;
     // Two candidates: guessing could map the module onto the wrong file.
     if (match) return absl::OkStatus();
     match = &dependency;

@@ -45,28 +45,33 @@ absl::StatusOr<BuiltComponent> ProgramBuilder::Build(const ComponentPtr& recorde
 
 absl::StatusOr<BuiltComponent> ProgramBuilder::BuildNode(const Component& recorded) {
   switch (recorded.kind) {
-    case Component::Kind::kEntryPoint: return BuildEntryPoint(recorded);
-    case Component::Kind::kTypeConformance: return BuildTypeConformance(recorded);
-    case Component::Kind::kComposite: return BuildComposite(recorded);
-    case Component::Kind::kRenamed: return BuildRenamed(recorded);
-    case Component::Kind::kLinked: return BuildLinked(recorded);
+    case Component::Kind::kEntryPoint:
+      return BuildEntryPoint(recorded);
+    case Component::Kind::kTypeConformance:
+      return BuildTypeConformance(recorded);
+    case Component::Kind::kComposite:
+      return BuildComposite(recorded);
+    case Component::Kind::kRenamed:
+      return BuildRenamed(recorded);
+    case Component::Kind::kLinked:
+      return BuildLinked(recorded);
     case Component::Kind::kModule:
       return absl::InternalError(fmt::format("module '{}' was not loaded", recorded.name));
     case Component::Kind::kSpecialized:
     case Component::Kind::kOpaque:
       break;
   }
-  return absl::UnimplementedError(
-      fmt::format("the recording has a {} component, which cannot be replayed", KindName(recorded.kind)));
+  return absl::UnimplementedError(fmt::format(
+      "the recording has a {} component, which cannot be replayed", KindName(recorded.kind)));
 }
 
 absl::Status ProgramBuilder::Check(SlangResult result, ISlangBlob* diagnostics,
                                    const std::string& what) {
   diagnostics_ += BlobToString(diagnostics);
   if (SLANG_SUCCEEDED(result)) return absl::OkStatus();
-  return absl::InvalidArgumentError(
-      fmt::format("Slang failed to {} (0x{:08x}):\n{}", what, static_cast<uint32_t>(result),
-                  BlobToString(diagnostics)));
+  return absl::InvalidArgumentError(fmt::format("Slang failed to {} (0x{:08x}):\n{}", what,
+                                                static_cast<uint32_t>(result),
+                                                BlobToString(diagnostics)));
 }
 
 absl::StatusOr<BuiltComponent> ProgramBuilder::BuildEntryPoint(const Component& recorded) {
@@ -85,8 +90,8 @@ absl::StatusOr<BuiltComponent> ProgramBuilder::BuildEntryPoint(const Component& 
                                                   static_cast<SlangStage>(recorded.stage),
                                                   entry_point.WriteRef(), diagnostics.WriteRef());
   }
-  if (absl::Status status = Check(result, diagnostics.get(),
-                                  fmt::format("find entry point '{}'", recorded.name));
+  if (absl::Status status =
+          Check(result, diagnostics.get(), fmt::format("find entry point '{}'", recorded.name));
       !status.ok()) {
     return status;
   }
@@ -113,17 +118,17 @@ absl::StatusOr<BuiltComponent> ProgramBuilder::BuildTypeConformance(const Compon
   ComPtr<slang::ITypeConformance> conformance;
   ComPtr<ISlangBlob> diagnostics;
   const SlangResult result = session_.session()->createTypeConformanceComponentType(
-      type, interface_type, conformance.WriteRef(), recorded.conformance_id, diagnostics.WriteRef());
-  if (absl::Status status = Check(result, diagnostics.get(),
-                                  fmt::format("make '{}' conform to '{}'", recorded.name,
-                                              recorded.interface_name));
+      type, interface_type, conformance.WriteRef(), recorded.conformance_id,
+      diagnostics.WriteRef());
+  if (absl::Status status =
+          Check(result, diagnostics.get(),
+                fmt::format("make '{}' conform to '{}'", recorded.name, recorded.interface_name));
       !status.ok()) {
     return status;
   }
-  return BuiltComponent{
-      ComPtr<slang::IComponentType>(conformance.get()),
-      Component::TypeConformance(TypeFullName(type), TypeFullName(interface_type),
-                                 recorded.conformance_id)};
+  return BuiltComponent{ComPtr<slang::IComponentType>(conformance.get()),
+                        Component::TypeConformance(TypeFullName(type), TypeFullName(interface_type),
+                                                   recorded.conformance_id)};
 }
 
 absl::StatusOr<BuiltComponent> ProgramBuilder::BuildComposite(const Component& recorded) {
@@ -142,8 +147,7 @@ absl::StatusOr<BuiltComponent> ProgramBuilder::BuildComposite(const Component& r
   ComPtr<ISlangBlob> diagnostics;
   const SlangResult result = session_.session()->createCompositeComponentType(
       raw.data(), static_cast<SlangInt>(raw.size()), composite.WriteRef(), diagnostics.WriteRef());
-  if (absl::Status status = Check(result, diagnostics.get(), "compose the program");
-      !status.ok()) {
+  if (absl::Status status = Check(result, diagnostics.get(), "compose the program"); !status.ok()) {
     return status;
   }
   return BuiltComponent{composite, Component::Composite(std::move(descriptions))};
@@ -174,9 +178,9 @@ absl::StatusOr<BuiltComponent> ProgramBuilder::BuildLinked(const Component& reco
   for (const CompilerOption& option : recorded.link_options) entries.push_back(option.ToEntry());
   ComPtr<slang::IComponentType> linked;
   ComPtr<ISlangBlob> diagnostics;
-  const SlangResult result = program->object->linkWithOptions(
-      linked.WriteRef(), static_cast<uint32_t>(entries.size()), entries.data(),
-      diagnostics.WriteRef());
+  const SlangResult result =
+      program->object->linkWithOptions(linked.WriteRef(), static_cast<uint32_t>(entries.size()),
+                                       entries.data(), diagnostics.WriteRef());
   if (absl::Status status = Check(result, diagnostics.get(), "link the program"); !status.ok())
     return status;
   return BuiltComponent{linked, Component::Linked(program->description, recorded.link_options)};

@@ -50,7 +50,9 @@ absl::StatusOr<std::unique_ptr<ReplaySession>> ReplaySession::Create(
   return replay;
 }
 
-absl::Status ReplaySession::Admit(const Snapshot& snapshot) { return files_->Admit(snapshot.files); }
+absl::Status ReplaySession::Admit(const Snapshot& snapshot) {
+  return files_->Admit(snapshot.files);
+}
 
 std::optional<Digest> ReplaySession::DependencyDigest(const std::string& path) {
   if (auto it = string_modules_.find(path); it != string_modules_.end()) return it->second;
@@ -80,17 +82,17 @@ absl::StatusOr<LoadedModule> ReplaySession::LoadModule(const Component& recorded
   }
   AppendDiagnostics(blob.get(), diagnostics);
   if (!module) {
-    return absl::InvalidArgumentError(
-        fmt::format("Slang failed to load module '{}':\n{}", recorded.name, BlobToString(blob.get())));
+    return absl::InvalidArgumentError(fmt::format("Slang failed to load module '{}':\n{}",
+                                                  recorded.name, BlobToString(blob.get())));
   }
   const ModuleRequest& first = requests_.try_emplace(module, std::move(request)).first->second;
   absl::StatusOr<ComponentPtr> description = DescribeLoadedModule(
       module, first, [this](const std::string& path) { return DependencyDigest(path); });
   if (!description.ok()) return description.status();
   if ((*description)->path != recorded.path) {
-    return absl::FailedPreconditionError(fmt::format(
-        "module '{}' has path '{}' where the recording had '{}'", recorded.name,
-        (*description)->path, recorded.path));
+    return absl::FailedPreconditionError(
+        fmt::format("module '{}' has path '{}' where the recording had '{}'", recorded.name,
+                    (*description)->path, recorded.path));
   }
   if (first.source) string_modules_.insert_or_assign((*description)->path, (*description)->digest);
   return LoadedModule{module, *std::move(description)};

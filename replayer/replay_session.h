@@ -29,11 +29,11 @@ struct LoadedModule {
 
 class ReplaySession {
  public:
-  static absl::StatusOr<std::unique_ptr<ReplaySession>> Create(slang::IGlobalSession* global_session,
-                                                               const SessionConfig& config);
+  static absl::StatusOr<std::unique_ptr<ReplaySession>> Create(
+      slang::IGlobalSession* global_session, const SessionConfig& config);
 
   slang::ISession* session() const { return session_.get(); }
-  SnapshotFileSystem& files() const { return *files_; }
+  SnapshotFileSystem& files() const { return *files_.get(); }
 
   // Makes the snapshot's files visible to Slang. Fails, adding nothing, when
   // they contradict what the session already served.

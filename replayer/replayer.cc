@@ -2,7 +2,6 @@
 
 #include <chrono>
 
-#include "common/fmt_absl.h"
 #include "fmt/format.h"
 #include "replayer/blobs.h"
 #include "replayer/dependency_check.h"
@@ -31,8 +30,8 @@ bool HasTypeConformance(const Component& node) {
 
 absl::Status CheckReplayable(const ComponentPtr& program) {
   if (!program || program->kind != Component::Kind::kLinked) {
-    return absl::InvalidArgumentError(fmt::format(
-        "a kernel comes from a linked program, not a {}", program ? KindName(program->kind) : "null"));
+    return absl::InvalidArgumentError(fmt::format("a kernel comes from a linked program, not a {}",
+                                                  program ? KindName(program->kind) : "null"));
   }
   if (!program->keyable) {
     return absl::FailedPreconditionError(
@@ -70,7 +69,7 @@ absl::StatusOr<ReplayedKernel> Replayer::Replay(const SessionConfig& config,
                                                 int64_t entry_point_index, int64_t target_index,
                                                 const Snapshot& snapshot) {
   if (absl::Status status = CheckReplayable(linked_program); !status.ok()) return status;
-  const Digest key = SessionCacheKey(config);
+  const Digest key = config.LocationDigest();
   if (options_.reuse_sessions) {
     if (std::unique_ptr<ReplaySession> cached = sessions_.Take(key)) {
       absl::StatusOr<ReplayedKernel> kernel =

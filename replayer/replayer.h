@@ -34,6 +34,8 @@ struct ReplayerOptions {
 };
 
 struct ReplayedKernel {
+  // The blob getEntryPointCode returned, byte for byte (Slang's PTX blobs
+  // end with a NUL, as the recorded ones do).
   std::string code;
   // Everything Slang reported while rebuilding and compiling, in order.
   std::string diagnostics;

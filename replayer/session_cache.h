@@ -9,15 +9,12 @@
 #include <vector>
 
 #include "common/sha256.h"
-#include "interpose/session_config.h"
 #include "replayer/replay_session.h"
 
 namespace spreplay {
 
-// The configuration's content digest plus the locations it searched: two
-// sessions that differ only in where they look must not share loaded modules.
-Digest SessionCacheKey(const SessionConfig& config);
-
+// Keyed by SessionConfig::LocationDigest: two sessions that differ only in
+// where they look for files must not share loaded modules.
 class SessionCache {
  public:
   explicit SessionCache(size_t capacity) : capacity_(capacity) {}

@@ -1,5 +1,6 @@
 #include "replayer/slang_path.h"
 
+#include <cstddef>
 #include <vector>
 
 namespace spreplay::slang_path {
@@ -42,13 +43,13 @@ std::string Simplify(std::string_view path) {
   std::vector<std::string_view> elements = Split(path);
   for (size_t i = 0; i < elements.size(); ++i) {
     if (elements[i] == "." && elements.size() > 1) {
-      elements.erase(elements.begin() + static_cast<ptrdiff_t>(i));
+      elements.erase(elements.begin() + static_cast<std::ptrdiff_t>(i));
       --i;
     } else if (elements[i] == ".." && i > 0) {
       const std::string_view before = elements[i - 1];
       if (before == ".." || (i == 1 && before.empty())) continue;
-      elements.erase(elements.begin() + static_cast<ptrdiff_t>(i - 1),
-                     elements.begin() + static_cast<ptrdiff_t>(i + 1));
+      elements.erase(elements.begin() + static_cast<std::ptrdiff_t>(i - 1),
+                     elements.begin() + static_cast<std::ptrdiff_t>(i + 1));
       i -= 2;
     }
   }

@@ -83,8 +83,8 @@ absl::Status SnapshotFileSystem::AddDirectoryAlias(std::string_view from, std::s
     return absl::InvalidArgumentError(fmt::format("alias {} -> {} is not absolute", from, to));
   if (auto it = aliases_.find(source); it != aliases_.end())
     return it->second == target ? absl::OkStatus()
-                                : absl::FailedPreconditionError(fmt::format(
-                                      "{} already stands for {}", source, it->second));
+                                : absl::FailedPreconditionError(
+                                      fmt::format("{} already stands for {}", source, it->second));
   for (const std::string& missing : missing_) {
     if (IsUnder(missing, source))
       return absl::FailedPreconditionError(fmt::format("{} was looked up and missing", missing));
@@ -147,7 +147,8 @@ uint32_t SnapshotFileSystem::release() {
 
 void* SnapshotFileSystem::castAs(const SlangUUID& guid) {
   // Not ISlangMutableFileSystem: Slang must not write into a snapshot.
-  if (SameUuid(guid, ISlangUnknown::getTypeGuid()) || SameUuid(guid, ISlangCastable::getTypeGuid()) ||
+  if (SameUuid(guid, ISlangUnknown::getTypeGuid()) ||
+      SameUuid(guid, ISlangCastable::getTypeGuid()) ||
       SameUuid(guid, ISlangFileSystem::getTypeGuid()) ||
       SameUuid(guid, ISlangFileSystemExt::getTypeGuid())) {
     return static_cast<ISlangFileSystemExt*>(this);

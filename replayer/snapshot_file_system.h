@@ -58,8 +58,7 @@ class SnapshotFileSystem final : public ISlangFileSystemExt {
   std::shared_ptr<const std::string> Find(std::string_view path) const;
 
   // ISlangUnknown
-  SLANG_NO_THROW SlangResult SLANG_MCALL queryInterface(const SlangUUID& uuid,
-                                                        void** out) override;
+  SLANG_NO_THROW SlangResult SLANG_MCALL queryInterface(const SlangUUID& uuid, void** out) override;
   SLANG_NO_THROW uint32_t SLANG_MCALL addRef() override;
   SLANG_NO_THROW uint32_t SLANG_MCALL release() override;
   // ISlangCastable
@@ -72,8 +71,7 @@ class SnapshotFileSystem final : public ISlangFileSystemExt {
   SLANG_NO_THROW SlangResult SLANG_MCALL calcCombinedPath(SlangPathType from_type,
                                                           const char* from_path, const char* path,
                                                           ISlangBlob** out) override;
-  SLANG_NO_THROW SlangResult SLANG_MCALL getPathType(const char* path,
-                                                     SlangPathType* out) override;
+  SLANG_NO_THROW SlangResult SLANG_MCALL getPathType(const char* path, SlangPathType* out) override;
   SLANG_NO_THROW SlangResult SLANG_MCALL getPath(PathKind kind, const char* path,
                                                  ISlangBlob** out) override;
   SLANG_NO_THROW void SLANG_MCALL clearCache() override {}

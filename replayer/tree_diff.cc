@@ -43,7 +43,8 @@ std::string ModuleDifferences(const Component& recorded, const Component& rebuil
   return text;
 }
 
-absl::Status Compare(const Component& recorded, const Component& rebuilt, const std::string& place) {
+absl::Status Compare(const Component& recorded, const Component& rebuilt,
+                     const std::string& place) {
   if (recorded.digest == rebuilt.digest) return absl::OkStatus();
   const std::string here = place.empty() ? Label(recorded) : place + " > " + Label(recorded);
   if (recorded.kind == rebuilt.kind && recorded.children.size() == rebuilt.children.size()) {
@@ -58,9 +59,9 @@ absl::Status Compare(const Component& recorded, const Component& rebuilt, const 
       recorded.kind == Component::Kind::kModule && rebuilt.kind == Component::Kind::kModule
           ? ModuleDifferences(recorded, rebuilt)
           : "";
-  return absl::FailedPreconditionError(
-      fmt::format("the replay built other content than was recorded at {}: digest {}, recorded {}{}",
-                  here, Short(rebuilt.digest), Short(recorded.digest), details));
+  return absl::FailedPreconditionError(fmt::format(
+      "the replay built other content than was recorded at {}: digest {}, recorded {}{}", here,
+      Short(rebuilt.digest), Short(recorded.digest), details));
 }
 
 }  // namespace

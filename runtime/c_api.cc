@@ -1,10 +1,13 @@
 #include "runtime/c_api.h"
 
+#include <cstring>
 #include <string>
 
 #include "absl/status/status.h"
 #include "interpose/slang_hooks.h"
+#include "archive/json_writer.h"
 #include "recorder/trace_recorder.h"
+#include "runtime/archive_kernels.h"
 #include "runtime/kernel_table.h"
 
 namespace spreplay {
@@ -16,6 +19,8 @@ struct NativeState {
   KernelTable kernels;
   spreplay_compile_callback compile_callback = nullptr;
   std::unique_ptr<TraceRecorder> recorder;
+  std::unique_ptr<ArchiveKernels> archive;
+  std::unique_ptr<HookListener> refuse_all;
   bool configured = false;
 };
 
@@ -40,6 +45,19 @@ class CompileCallbackListener final : public HookListener {
     std::string entry_point;
     callback(keyable ? request.key.ToHex().c_str() : "", entry_point.c_str(), code, size, seconds);
   }
+};
+
+// Strict mode without a usable archive: nothing may compile.
+class RefuseAll final : public HookListener {
+ public:
+  explicit RefuseAll(std::string reason) : reason_(std::move(reason)) {}
+  KernelDecision DecideKernel(const KernelRequest&, ServedKernel*, std::string* refusal) override {
+    *refusal = reason_;
+    return KernelDecision::kRefuse;
+  }
+
+ private:
+  std::string reason_;
 };
 
 }  // namespace
@@ -78,12 +96,6 @@ int spreplay_add_kernel(const char* key_hex, const void* data, size_t size) {
 
 void spreplay_on_compile(spreplay_compile_callback callback) { Native().compile_callback = callback; }
 
-void spreplay_counts(uint64_t* served, uint64_t* compiled, uint64_t* not_keyable) {
-  spreplay::RequestCounts counts = Native().kernels.counts();
-  if (served) *served = counts.served;
-  if (compiled) *compiled = counts.compiled;
-  if (not_keyable) *not_keyable = counts.not_keyable;
-}
 
 int spreplay_record_open(const char* path, const char* process_json) {
   if (Native().recorder) return spreplay::Fail(absl::FailedPreconditionError("already recording"));
@@ -98,4 +110,52 @@ int spreplay_record_json(const char* record_kind, const char* json) {
   if (!Native().recorder) return spreplay::Fail(absl::FailedPreconditionError("not recording"));
   absl::Status status = Native().recorder->RecordJson(record_kind ? record_kind : "", json ? json : "");
   return status.ok() ? 0 : spreplay::Fail(status);
+}
+
+int spreplay_serve_archive(const char* path, int strict) {
+  if (Native().archive) return spreplay::Fail(absl::FailedPreconditionError("already serving an archive"));
+  spreplay::ServingOptions options;
+  options.strict = strict != 0;
+  auto archive = spreplay::ArchiveKernels::Open(path ? path : "", options);
+  if (!archive.ok()) return spreplay::Fail(archive.status());
+  Native().archive = *std::move(archive);
+  spreplay::AddHookListener(Native().archive.get());
+  return 0;
+}
+
+void spreplay_refuse_all(const char* reason) {
+  if (Native().refuse_all) return;
+  Native().refuse_all = std::make_unique<spreplay::RefuseAll>(reason ? reason : "spreplay refuses");
+  spreplay::AddHookListener(Native().refuse_all.get());
+}
+
+void spreplay_name_call_site(const char* wrapper_module, const char* label) {
+  if (Native().archive && wrapper_module && label) Native().archive->NameCallSite(wrapper_module, label);
+}
+
+size_t spreplay_summary_json(char* buffer, size_t size) {
+  const spreplay::KernelCounts counts = spreplay::GetKernelCounts();
+  spreplay::JsonWriter json;
+  json.BeginObject();
+  json.Key("served").Uint(counts.served);
+  json.Key("compiled").Uint(counts.compiled);
+  json.Key("notKeyable").Uint(counts.not_keyable);
+  json.Key("refused").Uint(counts.refused);
+  if (const auto& archive = Native().archive) {
+    json.Key("archive").String(archive->path());
+    json.Key("archiveKernels").Uint(archive->kernel_count());
+    json.Key("disabled").String(archive->disabled_reason());
+    json.Key("misses").BeginArray();
+    for (const spreplay::MissRecord& miss : archive->misses())
+      json.BeginObject().Key("callSite").String(miss.call_site).Key("reason").String(miss.reason).EndObject();
+    json.EndArray();
+  }
+  json.EndObject();
+  const std::string& text = json.text();
+  if (buffer && size > 0) {
+    const size_t copied = std::min(text.size(), size - 1);
+    std::memcpy(buffer, text.data(), copied);
+    buffer[copied] = '\0';
+  }
+  return text.size();
 }

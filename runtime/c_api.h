@@ -34,8 +34,22 @@ typedef void (*spreplay_compile_callback)(const char* key_hex, const char* entry
                                           const void* code, size_t size, double seconds);
 SPREPLAY_API void spreplay_on_compile(spreplay_compile_callback callback);
 
-// Counts of kernel requests in this process so far.
-SPREPLAY_API void spreplay_counts(uint64_t* served, uint64_t* compiled, uint64_t* not_keyable);
+// Serves kernels from the archive at `path`. With `strict`, a kernel that is
+// not in the archive fails instead of compiling.
+SPREPLAY_API int spreplay_serve_archive(const char* path, int strict);
+
+// Fails every kernel request with `reason`: strict mode with an archive that
+// cannot be used at all.
+SPREPLAY_API void spreplay_refuse_all(const char* reason);
+
+// Names a call site in messages: slangpy's hash (the wrapper module's name)
+// and a label such as "module.function (call)".
+SPREPLAY_API void spreplay_name_call_site(const char* wrapper_module, const char* label);
+
+// Writes a JSON summary of this process's kernel requests into `buffer` and
+// returns its length (excluding the NUL); call again with a larger buffer if
+// that is not less than `size`.
+SPREPLAY_API size_t spreplay_summary_json(char* buffer, size_t size);
 
 // Starts recording every compiled kernel, with the sessions and sources it
 // depends on, to the trace at `path` (appending if it exists). `process_json`

@@ -7,28 +7,14 @@ void KernelTable::Add(const Digest& key, std::string code) {
   kernels_[key] = std::make_unique<const std::string>(std::move(code));
 }
 
-bool KernelTable::FindKernel(const KernelRequest& request, ServedKernel* served) {
+KernelDecision KernelTable::DecideKernel(const KernelRequest& request, ServedKernel* served, std::string*) {
+  if (!request.program->keyable || !request.session) return KernelDecision::kPass;
   std::lock_guard lock(mutex_);
   auto it = kernels_.find(request.key);
-  if (it == kernels_.end()) return false;
+  if (it == kernels_.end()) return KernelDecision::kPass;
   served->data = it->second->data();
   served->size = it->second->size();
-  ++counts_.served;
-  return true;
-}
-
-void KernelTable::OnKernelCompiled(const KernelRequest& request, const void*, size_t, double) {
-  std::lock_guard lock(mutex_);
-  if (request.program && request.program->keyable && request.session) {
-    ++counts_.compiled;
-  } else {
-    ++counts_.not_keyable;
-  }
-}
-
-RequestCounts KernelTable::counts() const {
-  std::lock_guard lock(mutex_);
-  return counts_;
+  return KernelDecision::kServe;
 }
 
 }  // namespace spreplay

@@ -1,9 +1,8 @@
 #pragma once
-// Kernels registered in memory by key, served to Slang's callers through the
-// hooks. Also counts what happened to every request, for the summary.
+// Kernels registered in memory by key (spreplay_add_kernel), served through
+// the hooks. For tests and tools that build a kernel in-process.
 
-#include <atomic>
-#include <cstdint>
+#include <memory>
 #include <mutex>
 #include <string>
 
@@ -12,27 +11,17 @@
 
 namespace spreplay {
 
-struct RequestCounts {
-  uint64_t served = 0;
-  uint64_t compiled = 0;
-  uint64_t not_keyable = 0;
-};
-
 class KernelTable final : public HookListener {
  public:
   void Add(const Digest& key, std::string code);
 
-  bool FindKernel(const KernelRequest& request, ServedKernel* served) override;
-  void OnKernelCompiled(const KernelRequest& request, const void* code, size_t size,
-                        double seconds) override;
-
-  RequestCounts counts() const;
+  KernelDecision DecideKernel(const KernelRequest& request, ServedKernel* served,
+                              std::string* refusal) override;
 
  private:
   mutable std::mutex mutex_;
   // Node-based so the served bytes never move while Slang's caller reads them.
   absl::flat_hash_map<Digest, std::unique_ptr<const std::string>> kernels_;
-  RequestCounts counts_;
 };
 
 }  // namespace spreplay

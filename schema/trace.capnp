@@ -15,7 +15,7 @@
 @0xddcfc7e709f44509;
 
 using Cxx = import "/capnp/c++.capnp";
-$Cxx.namespace("spreplay::schema");
+$Cxx.namespace("spreplay::trace_schema");
 
 struct TraceRecord {
   union {
@@ -82,6 +82,8 @@ struct Session {
   allowGlslSyntax @8 :Bool;
   skipSpirvValidation @9 :Bool;
   options @10 :List(CompilerOption);   # in order: Include entries, defines, warnings, ...
+  locationDigest @11 :Data;      # `digest` plus the search locations: identifies the
+                                 # session to replay, where `digest` identifies its output
 
   struct Target {
     format @0 :Int32;            # SlangCompileTarget (SLANG_PTX for CUDA)
@@ -150,6 +152,7 @@ struct Kernel {
   moduleNames @7 :List(Text);    # names of the program's modules, to join call sites
   entryPointName @8 :Text;
   toolchain @9 :Text;            # the toolchain part of `key` (Slang + slangpy)
+  sessionLocationDigest @10 :Data;  # the Session to replay (Session.locationDigest)
 }
 
 # A slangpy call site, as slangpy's Python layer described it.

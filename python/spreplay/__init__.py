@@ -8,7 +8,7 @@ package stays cheap: the native library loads only when something needs it.
 from __future__ import annotations
 
 __version__ = "0.1.0"
-__all__ = ["install_hooks", "counts", "__version__"]
+__all__ = ["install_hooks", "summary", "__version__"]
 
 
 def install_hooks(verbose: bool = False):  # noqa: ANN201 (returns the private Native handle)
@@ -18,9 +18,12 @@ def install_hooks(verbose: bool = False):  # noqa: ANN201 (returns the private N
     return install(verbose=verbose)
 
 
-def counts() -> dict[str, int]:
-    """Kernel requests in this process: served from an archive, compiled, not keyable."""
+def summary() -> dict:
+    """This process's kernel requests: how many were served from the archive,
+    compiled, or refused, and why each miss missed."""
     from ._hooks import native
 
     handle = native()
-    return handle.counts() if handle else {"served": 0, "compiled": 0, "not_keyable": 0}
+    if handle is None:
+        return {"served": 0, "compiled": 0, "notKeyable": 0, "refused": 0, "active": False}
+    return {**handle.summary(), "active": True}

@@ -42,13 +42,16 @@ def _slangpy_version() -> str:
     return locate_slangpy().version
 
 
-def _start_recording(path: str, verbose: bool) -> None:
+def start_recording(path: str, verbose: bool) -> None:
+    """Records every kernel Slang compiles in this process, and its call site."""
     from . import _hooks
-    from ._slangpy_patches import patch_slangpy_on_import
+    from ._slangpy_patches import call_site_hub
 
     native = _hooks.install(verbose=verbose)
     native.record_open(os.path.abspath(path), _process_description())
-    patch_slangpy_on_import(native.record_json)
+    hub = call_site_hub()
+    hub.call_site_observers.append(lambda description: native.record_json("callSite", json.dumps(description)))
+    hub.device_observers.append(lambda description: native.record_json("device", json.dumps(description)))
 
 
 _activated = False
@@ -68,7 +71,7 @@ def activate_from_environment() -> None:
     verbose = os.environ.get(VERBOSE, "") not in ("", "0")
     try:
         if record_path:
-            _start_recording(record_path, verbose)
+            start_recording(record_path, verbose)
         if archive_path:
             from ._serving import start_serving
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ctypes
+import json
 import os
 from pathlib import Path
 
@@ -55,8 +56,14 @@ class Native:
         core.spreplay_record_open.restype = ctypes.c_int
         core.spreplay_record_json.argtypes = [ctypes.c_char_p, ctypes.c_char_p]
         core.spreplay_record_json.restype = ctypes.c_int
-        core.spreplay_counts.argtypes = [ctypes.POINTER(ctypes.c_uint64)] * 3
-        core.spreplay_counts.restype = None
+        core.spreplay_serve_archive.argtypes = [ctypes.c_char_p, ctypes.c_int]
+        core.spreplay_serve_archive.restype = ctypes.c_int
+        core.spreplay_refuse_all.argtypes = [ctypes.c_char_p]
+        core.spreplay_refuse_all.restype = None
+        core.spreplay_name_call_site.argtypes = [ctypes.c_char_p, ctypes.c_char_p]
+        core.spreplay_name_call_site.restype = None
+        core.spreplay_summary_json.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
+        core.spreplay_summary_json.restype = ctypes.c_size_t
 
     def _check(self, result: int) -> None:
         if result != 0:
@@ -74,10 +81,20 @@ class Native:
     def on_compile(self, callback: CompileCallback) -> None:
         self.core.spreplay_on_compile(callback)
 
-    def counts(self) -> dict[str, int]:
-        values = [ctypes.c_uint64() for _ in range(3)]
-        self.core.spreplay_counts(*[ctypes.byref(v) for v in values])
-        return dict(zip(("served", "compiled", "not_keyable"), (v.value for v in values)))
+    def serve_archive(self, path: str, strict: bool) -> None:
+        self._check(self.core.spreplay_serve_archive(path.encode(), int(strict)))
+
+    def refuse_all(self, reason: str) -> None:
+        self.core.spreplay_refuse_all(reason.encode())
+
+    def name_call_site(self, wrapper_module: str, label: str) -> None:
+        self.core.spreplay_name_call_site(wrapper_module.encode(), label.encode())
+
+    def summary(self) -> dict:
+        size = self.core.spreplay_summary_json(None, 0)
+        buffer = ctypes.create_string_buffer(size + 1)
+        self.core.spreplay_summary_json(buffer, size + 1)
+        return json.loads(buffer.value.decode())
 
     def record_open(self, path: str, process_json: str) -> None:
         self._check(self.core.spreplay_record_open(path.encode(), process_json.encode()))

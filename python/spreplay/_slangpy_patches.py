@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import importlib.abc
 import importlib.machinery
-import json
+import importlib.util
 import sys
 import time
 from types import ModuleType
@@ -16,10 +16,11 @@ from typing import Any, Callable
 
 from ._call_sites import describe_call, describe_device
 
-RecordSink = Callable[[str, str], None]
+CallSiteObserver = Callable[[dict[str, Any]], None]
+DeviceObserver = Callable[[dict[str, Any]], None]
 
 
-def _patch_calldata(module: ModuleType, sink: RecordSink) -> None:
+def _patch_calldata(module: ModuleType, on_call_site: CallSiteObserver, on_device: DeviceObserver) -> None:
     call_data_class = module.CallData
     original = call_data_class._try_build_shader
     seen_devices: set[int] = set()
@@ -32,8 +33,8 @@ def _patch_calldata(module: ModuleType, sink: RecordSink) -> None:
             device = getattr(getattr(build_info, "module", None), "device", None)
             if device is not None and id(device) not in seen_devices:
                 seen_devices.add(id(device))
-                sink("device", json.dumps(describe_device(device)))
-            sink("callSite", json.dumps(describe_call(self, build_info, bindings, seconds)))
+                on_device(describe_device(device))
+            on_call_site(describe_call(self, build_info, bindings, seconds))
         except Exception as error:  # never let recording break the app
             print(f"spreplay: could not record a call site: {error}", file=sys.stderr)
 
@@ -72,7 +73,32 @@ class _PatchAfterImport(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         self._patch(module)
 
 
-def patch_slangpy_on_import(sink: RecordSink) -> None:
-    import importlib.util  # noqa: F401  (used by _PatchAfterImport.find_spec)
+class CallSiteHub:
+    """Fans each built call site out to every part of spreplay that wants it."""
 
-    sys.meta_path.insert(0, _PatchAfterImport("slangpy.core.calldata", lambda m: _patch_calldata(m, sink)))
+    def __init__(self) -> None:
+        self.call_site_observers: list[CallSiteObserver] = []
+        self.device_observers: list[DeviceObserver] = []
+
+    def call_site(self, description: dict[str, Any]) -> None:
+        for observer in self.call_site_observers:
+            observer(description)
+
+    def device(self, description: dict[str, Any]) -> None:
+        for observer in self.device_observers:
+            observer(description)
+
+
+_hub: CallSiteHub | None = None
+
+
+def call_site_hub() -> CallSiteHub:
+    """The process's hub; slangpy is patched when it is first asked for."""
+    global _hub
+    if _hub is None:
+        hub = CallSiteHub()
+        sys.meta_path.insert(
+            0, _PatchAfterImport("slangpy.core.calldata", lambda m: _patch_calldata(m, hub.call_site, hub.device))
+        )
+        _hub = hub
+    return _hub

@@ -55,11 +55,31 @@ def pick_device_type() -> spy.DeviceType:
     return _DEVICE_TYPES[name]
 
 
+REPORTS_ENV = "SPREPLAY_SAMPLE_REPORTS"
+# Devices this app created, for the compilation-report line at exit.
+_devices: list[spy.Device] = []
+
+
 def create_device(include_paths: Sequence[os.PathLike | str] = ()) -> spy.Device:
     dev_type = pick_device_type()
-    device = spy.create_device(dev_type, include_paths=[str(p) for p in include_paths])
+    reports = os.environ.get(REPORTS_ENV, "") not in ("", "0")
+    device = spy.create_device(dev_type, include_paths=[str(p) for p in include_paths],
+                               enable_compilation_reports=reports)
     print(f"device: {device.info.type.name} ({device.info.adapter_name})")
+    if reports:
+        _devices.append(device)
     return device
+
+
+def print_compilation_reports() -> None:
+    """One line summing Slang's compilation reports: how much codegen ran."""
+    for device in _devices:
+        entries = [ep for report in device.get_compilation_reports() for ep in report["entry_point_reports"]]
+        slang = sum(ep["compile_slang_time"] for ep in entries)
+        downstream = sum(ep["compile_downstream_time"] for ep in entries)
+        compiled = sum(1 for ep in entries if ep["compile_slang_time"] > 0 or ep["compile_downstream_time"] > 0)
+        print(f"compilation-report: entry_points={len(entries)} compiled={compiled} "
+              f"slang_s={slang:.6f} downstream_s={downstream:.6f}")
 
 
 def parse_args(description: str) -> argparse.Namespace:
@@ -171,6 +191,7 @@ def run_app(args: argparse.Namespace, body: Callable[[Checker], None],
         steady = times[1:]
         timing += f", steady {1e3 * sum(steady) / len(steady):.2f} ms/pass over {len(steady)} passes"
     print(timing)
+    print_compilation_reports()
     if args.out:
         np.savez(args.out, **first)
         print(f"saved {len(first)} arrays to {args.out}")

@@ -1,7 +1,8 @@
-#include "archive/json_writer.h"
-
+#include <cmath>
+#include <limits>
 #include <string>
 
+#include "archive/json_writer.h"
 #include "gtest/gtest.h"
 
 namespace spreplay {
@@ -23,9 +24,9 @@ TEST(ArchiveJsonWriterTest, EscapesWhatJsonRequires) {
 
 TEST(ArchiveJsonWriterTest, KeepsValidUtf8) {
   // 2-, 3- and 4-byte sequences at the edges of their ranges.
-  for (const std::string_view text : {"\xC2\x80", "\xDF\xBF", "\xE0\xA0\x80", "\xED\x9F\xBF",
-                                      "\xEF\xBF\xBF", "\xF0\x90\x80\x80", "\xF4\x8F\xBF\xBF",
-                                      "caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80"}) {
+  for (const std::string_view text :
+       {"\xC2\x80", "\xDF\xBF", "\xE0\xA0\x80", "\xED\x9F\xBF", "\xEF\xBF\xBF", "\xF0\x90\x80\x80",
+        "\xF4\x8F\xBF\xBF", "caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80"}) {
     EXPECT_EQ(Quoted(text), "\"" + std::string(text) + "\"");
   }
 }
@@ -34,7 +35,7 @@ TEST(ArchiveJsonWriterTest, ReplacesInvalidUtf8) {
   const std::string replacement = "\xEF\xBF\xBD";
   EXPECT_EQ(Quoted("\xFF"), "\"" + replacement + "\"");
   EXPECT_EQ(Quoted("a\x80z"), "\"a" + replacement + "z\"");
-  EXPECT_EQ(Quoted("\xC0\xAF"), "\"" + replacement + replacement + "\"");       // Overlong '/'.
+  EXPECT_EQ(Quoted("\xC0\xAF"), "\"" + replacement + replacement + "\"");  // Overlong '/'.
   EXPECT_EQ(Quoted("\xE0\x80\xAF"), "\"" + replacement + replacement + replacement + "\"");
   EXPECT_EQ(Quoted("\xED\xA0\x80"), "\"" + replacement + replacement + replacement + "\"");
   EXPECT_EQ(Quoted("\xF4\x90\x80\x80"),
@@ -51,6 +52,16 @@ TEST(ArchiveJsonWriterTest, CompactDocument) {
   json.Key("c").BeginArray().EndArray();
   json.EndObject();
   EXPECT_EQ(json.text(), R"({"a":1,"b":[-2,true,"x",{}],"c":[]})");
+}
+
+TEST(ArchiveJsonWriterTest, NonFiniteDoublesBecomeNull) {
+  JsonWriter json;
+  json.BeginArray()
+      .Double(1.5)
+      .Double(std::nan(""))
+      .Double(-std::numeric_limits<double>::infinity())
+      .EndArray();
+  EXPECT_EQ(json.text(), "[1.5,null,null]");
 }
 
 TEST(ArchiveJsonWriterTest, IndentedDocument) {

@@ -69,8 +69,9 @@ KernelMetadata MetadataOf(uint64_t i) {
                         .call_kind = i % 2 == 0 ? "call" : "bwds",
                         .wrapper_module_name = fmt::format("wrapper_{:08x}", i),
                         .entry_point_name = "compute_main"};
-  metadata.manifest = {{.digest = Sha256Of(fmt::format("dep a {}", i)), .recorded_path = "/a.slang"},
-                       {.digest = Sha256Of("dep b"), .recorded_path = "/lib/b.slang"}};
+  metadata.manifest = {
+      {.digest = Sha256Of(fmt::format("dep a {}", i)), .recorded_path = "/a.slang"},
+      {.digest = Sha256Of("dep b"), .recorded_path = "/lib/b.slang"}};
   metadata.session_digest = Sha256Of(fmt::format("session {}", i % 3));
   metadata.program_digest = Sha256Of(fmt::format("program {}", i));
   metadata.sass_arches = {75, 80, 86, 89, 90, 100, 120};
@@ -249,6 +250,17 @@ TEST_F(ArchiveTest, RoundTripPreservesEveryFieldAndBlob) {
   }
 }
 
+TEST_F(ArchiveTest, IndexIsOneSegmentAtTheEnd) {
+  const std::string bytes = WriteArchive(PathOf("a.spra"), 0, 200);
+  const ArchiveHeader header = HeaderOf(bytes);
+  EXPECT_EQ(header.index_offset % kArchiveIndexAlignment, 0u);
+  EXPECT_EQ(header.index_offset + header.index_size, bytes.size());
+  // A flat message starts with its segment count minus one; one segment means no far pointers.
+  uint32_t segments_minus_one = 0xffffffff;
+  std::memcpy(&segments_minus_one, bytes.data() + header.index_offset, 4);
+  EXPECT_EQ(segments_minus_one, 0u);
+}
+
 TEST_F(ArchiveTest, IndexIsSortedByKeyWhateverTheOrderOfAdds) {
   ArchiveWriter writer(TestProvenance());
   for (uint64_t i : {9, 3, 7, 1, 5}) ASSERT_TRUE(writer.Add(MetadataOf(i), BinariesOf(i)).ok());
@@ -274,8 +286,7 @@ TEST_F(ArchiveTest, EmptyArchiveOpensAndFindsNothing) {
 TEST_F(ArchiveTest, OpensFromAnUnalignedBuffer) {
   const std::string bytes = WriteArchive(PathOf("a.spra"), 0, 3);
   std::string shifted = " " + bytes;
-  absl::StatusOr<Archive> archive =
-      Archive::Open(AsBytes(shifted).subspan(1), "shifted buffer");
+  absl::StatusOr<Archive> archive = Archive::Open(AsBytes(shifted).subspan(1), "shifted buffer");
   ASSERT_TRUE(archive.ok()) << archive.status();
   const std::optional<ArchivedKernel> kernel = archive->Find(KeyOf(2));
   ASSERT_TRUE(kernel.has_value());
@@ -306,8 +317,7 @@ TEST_F(ArchiveTest, TenThousandKernelsLookupHitsAndMisses) {
     KernelMetadata metadata = MetadataOf(i);
     metadata.manifest.clear();
     std::vector<KernelBinary> binaries;
-    binaries.push_back(
-        {.kind = schema::BlobKind::FATBIN, .arch = 0, .bytes = PatternBytes(i, 24)});
+    binaries.push_back({.kind = schema::BlobKind::FATBIN, .arch = 0, .bytes = PatternBytes(i, 24)});
     ASSERT_TRUE(writer.Add(std::move(metadata), std::move(binaries)).ok());
   }
   ASSERT_TRUE(writer.Write(PathOf("big.spra")).ok());
@@ -520,17 +530,16 @@ TEST_F(ArchiveTest, EmptyFileIsReportedAsEmpty) {
   WriteFile(PathOf("empty.spra"), "");
   const absl::Status status = Archive::Open(PathOf("empty.spra")).status();
   EXPECT_EQ(status.code(), absl::StatusCode::kDataLoss);
-  EXPECT_THAT(status.message(),
-              AllOf(HasSubstr(PathOf("empty.spra")), HasSubstr("empty"),
-                    HasSubstr("spreplay compile")));
+  EXPECT_THAT(status.message(), AllOf(HasSubstr(PathOf("empty.spra")), HasSubstr("empty"),
+                                      HasSubstr("spreplay compile")));
   EXPECT_EQ(OpenStatus("").code(), absl::StatusCode::kDataLoss);
 }
 
 TEST_F(ArchiveTest, FlippedIndexByteFailsTheChecksum) {
   const std::string bytes = WriteArchive(PathOf("a.spra"), 0, 3);
   const ArchiveHeader header = HeaderOf(bytes);
-  for (uint64_t at : {header.index_offset, header.index_offset + header.index_size / 2,
-                      header.file_size - 1}) {
+  for (uint64_t at :
+       {header.index_offset, header.index_offset + header.index_size / 2, header.file_size - 1}) {
     SCOPED_TRACE(at);
     std::string damaged = bytes;
     damaged[at] ^= 0x01;
@@ -544,7 +553,9 @@ TEST_F(ArchiveTest, FlippedIndexByteFailsTheChecksum) {
 TEST_F(ArchiveTest, ForeignFilesAreNotArchives) {
   for (const std::string& foreign :
        {std::string("hello, world: this is plainly not a kernel archive at all"),
-        std::string("SPRTRACE\x01\0\0\0\0\0\0\0", 16), std::string("\x7f" "ELF"),
+        std::string("SPRTRACE\x01\0\0\0\0\0\0\0", 16),
+        std::string("\x7f"
+                    "ELF"),
         std::string(100, '\0')}) {
     const absl::Status status = OpenStatus(foreign, "foreign.bin");
     EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
@@ -661,12 +672,10 @@ TEST_F(ArchiveTest, MalformedIndexMessagesAreRejectedWithoutCrashing) {
     std::string damaged = bytes;
     // Scribble over a few index bytes, then make the checksum agree so the parser sees them.
     for (int k = 0; k < 1 + trial % 4; ++k) {
-      damaged[header.index_offset + random() % header.index_size] =
-          static_cast<char>(random());
+      damaged[header.index_offset + random() % header.index_size] = static_cast<char>(random());
     }
     ArchiveHeader patched = header;
-    patched.index_crc32c =
-        Crc32c(AsBytes(damaged).subspan(header.index_offset, header.index_size));
+    patched.index_crc32c = Crc32c(AsBytes(damaged).subspan(header.index_offset, header.index_size));
     PatchHeader(damaged, patched);
     absl::StatusOr<Archive> archive = Archive::Open(AsBytes(damaged), "scribbled.spra");
     if (!archive.ok()) {
@@ -853,9 +862,9 @@ TEST_F(ArchiveTest, DescribeAsTableShowsEveryKernelAndASummary) {
     EXPECT_THAT(table, AllOf(HasSubstr(KeyOf(i).ToHex().substr(0, 12)),
                              HasSubstr(fmt::format("function_{}", i))));
   }
-  EXPECT_THAT(table, AllOf(HasSubstr("75,80,86,89,90,100,120"), HasSubstr("bwds"),
-                           HasSubstr("3 kernels"), HasSubstr("slangpy 0.43.1 slang 2026.12"),
-                           HasSubstr("archive format 1")));
+  EXPECT_THAT(table,
+              AllOf(HasSubstr("75,80,86,89,90,100,120"), HasSubstr("bwds"), HasSubstr("3 kernels"),
+                    HasSubstr("slangpy 0.43.1 slang 2026.12"), HasSubstr("archive format 1")));
   EXPECT_EQ(table.back(), '\n');
 }
 

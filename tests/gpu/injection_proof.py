@@ -75,7 +75,7 @@ def run_call_site(out_dir: Path, serve: bool) -> dict:
         "device_ready_s": t1 - t0,
         "first_result_s": t2 - t1,
         "compiled": compiled,
-        "counts": spreplay.counts(),
+        "counts": spreplay.summary(),
         "reports": reports,
     }
     if not serve and compiled:

@@ -1,0 +1,110 @@
+#include <cstdlib>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <charconv>
+
+#include "cli/commands.h"
+#include "common/fmt_absl.h"
+#include "compiler/compile_cache.h"
+#include "compiler/compile_pipeline.h"
+#include "fmt/format.h"
+#include "fmt/ranges.h"
+
+namespace spreplay {
+namespace {
+
+constexpr std::string_view kUsage =
+    "usage: spreplay compile TRACE... -o ARCHIVE [--arch 75,80,...] [--jobs N]\n"
+    "                        [--cache DIR | --no-cache] [--sass ptxas|nvjitlink]\n";
+
+template <typename Number>
+bool ParseNumber(std::string_view text, Number& number) {
+  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), number);
+  return error == std::errc() && end == text.data() + text.size();
+}
+
+std::vector<std::string_view> SplitCommas(std::string_view text) {
+  std::vector<std::string_view> items;
+  for (size_t start = 0; start <= text.size();) {
+    size_t end = text.find(',', start);
+    if (end == std::string_view::npos) end = text.size();
+    if (end > start) items.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return items;
+}
+
+int UsageError(std::string_view message) {
+  fmt::print(stderr, "spreplay compile: {}\n{}", message, kUsage);
+  return 2;
+}
+
+}  // namespace
+
+int RunCompile(std::span<char*> args) {
+  std::vector<std::string> traces;
+  std::string output;
+  CompileOptions options;
+  options.cache_directory = DefaultCacheDirectory();
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string_view arg = args[i];
+    auto value = [&]() -> std::string_view { return i + 1 < args.size() ? std::string_view(args[++i]) : ""; };
+    if (arg == "-o" || arg == "--output") {
+      output = value();
+    } else if (arg == "--arch") {
+      options.arches.clear();
+      for (std::string_view item : SplitCommas(value())) {
+        if (item.starts_with("sm_")) item.remove_prefix(3);
+        uint32_t arch = 0;
+        if (!ParseNumber(item, arch) || arch < 50) return UsageError(fmt::format("bad arch '{}'", item));
+        options.arches.push_back(arch);
+      }
+    } else if (arg == "--jobs" || arg == "-j") {
+      if (!ParseNumber(value(), options.jobs) || options.jobs < 1) return UsageError("--jobs needs a positive number");
+    } else if (arg == "--cache") {
+      options.cache_directory = value();
+    } else if (arg == "--no-cache") {
+      options.cache_directory.clear();
+    } else if (arg == "--sass") {
+      options.sass_backend = value();
+      if (options.sass_backend != "ptxas" && options.sass_backend != "nvjitlink")
+        return UsageError("--sass is ptxas or nvjitlink");
+    } else if (arg.starts_with("-")) {
+      return UsageError(fmt::format("unknown option {}", arg));
+    } else {
+      traces.emplace_back(arg);
+    }
+  }
+  if (traces.empty() || output.empty()) return UsageError("needs at least one trace and -o ARCHIVE");
+  if (options.arches.empty()) return UsageError("--arch needs at least one architecture");
+
+  absl::StatusOr<Trace> trace = Trace::ReadAll(traces);
+  if (!trace.ok()) {
+    fmt::print(stderr, "spreplay compile: {}\n", trace.status());
+    return 1;
+  }
+  if (!trace->damage().empty()) {
+    fmt::print(stderr, "spreplay compile: warning: {} damaged region(s) in the trace skipped; first: {}\n",
+               trace->damage().size(), trace->damage().front().reason);
+  }
+  size_t done = 0;
+  const size_t total = trace->kernels().size();
+  options.progress = [&](const std::string& line) { fmt::print(stderr, "[{}/{}] {}\n", ++done, total, line); };
+  absl::StatusOr<CompileReport> report = CompileTrace(*trace, output, options);
+  if (!report.ok()) {
+    fmt::print(stderr, "spreplay compile: {}\n", report.status());
+    return 1;
+  }
+  const size_t failed = report->failed();
+  const size_t compiled = std::count_if(report->kernels.begin(), report->kernels.end(), [](const KernelOutcome& k) {
+    return k.status == KernelOutcome::Status::kCompiled;
+  });
+  fmt::print(stderr, "{}: {} kernel(s) for sm_{} with {}, {} bytes, in {:.1f} s{}\n", output, compiled,
+             fmt::join(options.arches, ",sm_"), report->sass_tool, report->archive_bytes, report->wall_seconds,
+             failed ? fmt::format("; {} FAILED (see above)", failed) : "");
+  return failed ? 1 : 0;
+}
+
+}  // namespace spreplay

@@ -1,0 +1,37 @@
+#pragma once
+// A content-addressed cache of compiled artefacts, so recompiling a trace
+// whose kernels did not change does no Slang and no ptxas work.
+//
+// Entries are named by a digest of everything that produced them; each is a
+// file written to a temporary name and renamed into place, with a SHA-256 of
+// its contents in front, so concurrent compilers share a cache safely and a
+// damaged entry reads as a miss, never as wrong code.
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "common/sha256.h"
+
+namespace spreplay {
+
+class CompileCache {
+ public:
+  // An empty directory disables the cache.
+  explicit CompileCache(std::string directory) : directory_(std::move(directory)) {}
+
+  std::optional<std::string> Get(const Digest& name) const;
+  absl::Status Put(const Digest& name, std::string_view bytes) const;
+
+  bool enabled() const { return !directory_.empty(); }
+
+ private:
+  std::string PathOf(const Digest& name) const;
+  std::string directory_;
+};
+
+// ~/.cache/spreplay (or $XDG_CACHE_HOME/spreplay).
+std::string DefaultCacheDirectory();
+
+}  // namespace spreplay

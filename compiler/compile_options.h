@@ -1,0 +1,27 @@
+#pragma once
+// What `spreplay compile` builds, and how.
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace spreplay {
+
+// SASS for the datacenter and workstation GPUs CUDA 13 supports: Turing (T4,
+// RTX 6000), Ampere (A100; A40, A10, RTX A6000), Ada (L4, L40S, RTX 6000 Ada),
+// Hopper (H100, H200), Blackwell (B200; RTX PRO 6000). The recorded PTX, which
+// Slang emits for the oldest of them, rides along for anything newer.
+inline const std::vector<uint32_t> kDefaultArches = {75, 80, 86, 89, 90, 100, 120};
+
+struct CompileOptions {
+  std::vector<uint32_t> arches = kDefaultArches;
+  int jobs = 0;                 // 0: one per core
+  std::string cache_directory;  // empty: no compile cache
+  std::string cuda_root;        // empty: FindCudaRoot()
+  std::string sass_backend = "ptxas";  // or "nvjitlink"
+  // Called with one human-readable line per finished kernel.
+  std::function<void(const std::string&)> progress;
+};
+
+}  // namespace spreplay

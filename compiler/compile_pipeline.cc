@@ -1,0 +1,280 @@
+#include "compiler/compile_pipeline.h"
+
+#include <chrono>
+#include <filesystem>
+#include <mutex>
+#include <thread>
+
+#include "archive/archive_writer.h"
+#include "common/fmt_absl.h"
+#include "compiler/compile_cache.h"
+#include "compiler/fatbin_packer.h"
+#include "compiler/parallel_for.h"
+#include "compiler/ptx_comparison.h"
+#include "compiler/sass_builder.h"
+#include "compiler/trace_snapshot.h"
+#include "fmt/format.h"
+#include "interpose/key_hasher.h"
+#include "replayer/replayer.h"
+
+namespace spreplay {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double SecondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+std::string_view WithoutNul(std::string_view code) {
+  while (!code.empty() && code.back() == '\0') code.remove_suffix(1);
+  return code;
+}
+
+std::string KindText(trace_schema::CallSite::Kind kind) {
+  switch (kind) {
+    case trace_schema::CallSite::Kind::CALL: return "call";
+    case trace_schema::CallSite::Kind::BACKWARD_CALL: return "bwds";
+    case trace_schema::CallSite::Kind::RAW_DISPATCH: return "dispatch";
+    case trace_schema::CallSite::Kind::RAY_TRACING: return "raytracing";
+  }
+  return "?";
+}
+
+// One kernel on its way through the pipeline.
+struct KernelJob {
+  const KernelRecord* record = nullptr;
+  KernelOutcome outcome;
+  KernelCallSite call_site;
+  ComponentPtr program;
+  std::string ptx;  // without the trailing NUL
+  std::map<uint32_t, std::string> cubins;
+  std::string fatbin;
+  bool failed() const { return outcome.status != KernelOutcome::Status::kCompiled; }
+  void Fail(std::string message) {
+    outcome.status = KernelOutcome::Status::kFailed;
+    outcome.message = std::move(message);
+  }
+};
+
+void DescribeCallSite(const Trace& trace, KernelJob& job) {
+  std::vector<trace_schema::CallSite::Reader> call_sites = trace.CallSitesOf(*job.record);
+  job.call_site.entry_point_name = job.record->entry_point_name;
+  if (call_sites.empty()) {
+    job.outcome.label = fmt::format("kernel {} ({})", job.record->key.ToHex().substr(0, 16),
+                                    job.record->entry_point_name);
+    return;
+  }
+  auto call_site = call_sites.front();
+  job.call_site.module_name = call_site.getModule();
+  job.call_site.function_name = call_site.getFunction();
+  job.call_site.call_kind = KindText(call_site.getKind());
+  job.call_site.wrapper_module_name = call_site.getSlangpyHash();
+  job.outcome.label = fmt::format("{}.{} ({})", job.call_site.module_name, job.call_site.function_name,
+                                  job.call_site.call_kind);
+  if (call_site.getKind() == trace_schema::CallSite::Kind::RAY_TRACING) {
+    job.outcome.status = KernelOutcome::Status::kUnsupported;
+    job.outcome.message = "ray-tracing call sites (OptiX) are not supported yet; they compile at run time";
+  }
+}
+
+// Proves the trace rebuilds the kernel: replays it through Slang and compares
+// with the PTX the app got. A proof is remembered in the cache by the key,
+// the recorded PTX and the Slang build.
+void Replay(const Trace& trace, Replayer& replayer, const CompileCache& cache, KernelJob& job) {
+  const KernelRecord& record = *job.record;
+  const std::string build_tag = replayer.BuildTag();
+  if (record.toolchain.find(build_tag) == std::string::npos) {
+    return job.Fail(fmt::format("recorded with {}, but this spreplay replays with Slang {}: install the "
+                                "slangpy the trace was recorded with",
+                                record.toolchain, build_tag));
+  }
+  const Digest proof = KeyHasher("spreplay.verified-ptx.v1")
+                           .Hash(record.key)
+                           .Hash(Sha256Of(record.code))
+                           .Text(build_tag)
+                           .Finish();
+  job.ptx = std::string(WithoutNul(record.code));
+  job.outcome.ptx_bytes = job.ptx.size();
+  if (cache.Get(proof)) {
+    job.outcome.replay_cached = true;
+    return;
+  }
+  absl::StatusOr<ComponentPtr> program = trace.FindComponent(record.program);
+  if (!program.ok()) return job.Fail(std::string(program.status().message()));
+  absl::StatusOr<SessionConfig> session = trace.FindSession(record.session_location);
+  if (!session.ok()) return job.Fail(std::string(session.status().message()));
+  absl::StatusOr<Snapshot> snapshot = SnapshotFor(trace, *program);
+  if (!snapshot.ok()) return job.Fail(std::string(snapshot.status().message()));
+  absl::StatusOr<ReplayedKernel> replayed =
+      replayer.Replay(*session, *program, record.entry_point_index, record.target_index, *snapshot);
+  if (!replayed.ok()) return job.Fail(fmt::format("Slang could not rebuild it: {}", replayed.status()));
+  job.outcome.front_end_seconds = replayed->front_end_seconds;
+  job.outcome.codegen_seconds = replayed->codegen_seconds;
+  if (std::string difference = DescribePtxDifference(record.code, replayed->code); !difference.empty())
+    return job.Fail(std::move(difference));
+  if (absl::Status status = cache.Put(proof, "verified"); !status.ok())
+    fmt::print(stderr, "spreplay: warning: {}\n", status);
+}
+
+void BuildSass(const SassBuilder& builder, const CompileCache& cache, KernelJob& job, uint32_t arch,
+               std::mutex& mutex) {
+  const Digest name =
+      KeyHasher("spreplay.sass.v1").Hash(Sha256Of(job.ptx)).Integer(arch).Text(builder.identity()).Finish();
+  const Clock::time_point start = Clock::now();
+  std::optional<std::string> cubin = cache.Get(name);
+  if (!cubin) {
+    absl::StatusOr<std::string> built = builder.Build(job.ptx, arch);
+    std::lock_guard lock(mutex);
+    if (!built.ok()) return job.Fail(std::string(built.status().message()));
+    cubin = *std::move(built);
+    job.outcome.sass_seconds[arch] = SecondsSince(start);
+    if (absl::Status status = cache.Put(name, *cubin); !status.ok())
+      fmt::print(stderr, "spreplay: warning: {}\n", status);
+  } else {
+    std::lock_guard lock(mutex);
+    job.outcome.sass_seconds[arch] = 0;
+  }
+  std::lock_guard lock(mutex);
+  job.cubins[arch] = *std::move(cubin);
+}
+
+KernelMetadata MetadataOf(const KernelJob& job, const std::vector<uint32_t>& arches, uint32_t ptx_arch) {
+  KernelMetadata metadata;
+  metadata.key = job.record->key;
+  metadata.call_site = job.call_site;
+  metadata.session_digest = job.record->session;
+  metadata.program_digest = job.record->program;
+  metadata.sass_arches = arches;
+  metadata.ptx_arch = ptx_arch;
+  std::function<void(const ComponentPtr&)> collect = [&](const ComponentPtr& node) {
+    for (const SourceFile& file : node->dependencies) metadata.manifest.push_back({file.content, file.path});
+    for (const ComponentPtr& child : node->children) collect(child);
+  };
+  if (job.program) collect(job.program);
+  return metadata;
+}
+
+std::vector<std::byte> Bytes(std::string_view text) {
+  const auto* begin = reinterpret_cast<const std::byte*>(text.data());
+  return std::vector<std::byte>(begin, begin + text.size());
+}
+
+}  // namespace
+
+size_t CompileReport::failed() const {
+  size_t count = 0;
+  for (const KernelOutcome& kernel : kernels) count += kernel.status == KernelOutcome::Status::kFailed;
+  return count;
+}
+
+absl::StatusOr<CompileReport> CompileTrace(const Trace& trace, const std::string& output,
+                                           const CompileOptions& options) {
+  const Clock::time_point start = Clock::now();
+  const std::string cuda_root = options.cuda_root.empty() ? FindCudaRoot() : options.cuda_root;
+  absl::StatusOr<std::unique_ptr<SassBuilder>> sass = options.sass_backend == "nvjitlink"
+                                                          ? MakeNvJitLinkBuilder(cuda_root)
+                                                          : MakePtxasBuilder(cuda_root);
+  if (!sass.ok()) return sass.status();
+  absl::StatusOr<FatbinPacker> packer = FatbinPacker::Create(cuda_root);
+  if (!packer.ok()) return packer.status();
+  const CompileCache cache(options.cache_directory);
+  const size_t workers = options.jobs > 0 ? options.jobs : std::max(1u, std::thread::hardware_concurrency());
+  if (trace.kernels().empty()) {
+    return absl::FailedPreconditionError(fmt::format(
+        "{} holds no kernels: record on a CUDA device (SLANGPY_RECORD=... python app.py)", trace.name()));
+  }
+
+  std::vector<KernelJob> jobs(trace.kernels().size());
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    jobs[i].record = &trace.kernels()[i];
+    jobs[i].outcome.key = jobs[i].record->key;
+    jobs[i].outcome.status = KernelOutcome::Status::kCompiled;
+    DescribeCallSite(trace, jobs[i]);
+    if (absl::StatusOr<ComponentPtr> program = trace.FindComponent(jobs[i].record->program); program.ok())
+      jobs[i].program = *program;
+  }
+
+  // Replay: one Slang replayer per worker, created on first use.
+  std::vector<std::unique_ptr<Replayer>> replayers(workers);
+  std::mutex mutex;
+  ParallelFor(jobs.size(), workers, [&](size_t item, size_t worker) {
+    KernelJob& job = jobs[item];
+    if (job.failed()) return;
+    if (!replayers[worker]) {
+      absl::StatusOr<std::unique_ptr<Replayer>> replayer = Replayer::Create();
+      if (!replayer.ok()) return job.Fail(std::string(replayer.status().message()));
+      replayers[worker] = *std::move(replayer);
+    }
+    Replay(trace, *replayers[worker], cache, job);
+  });
+  replayers.clear();
+
+  // SASS: every (kernel, arch) pair in parallel.
+  std::vector<std::pair<size_t, uint32_t>> builds;
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    if (jobs[i].failed()) continue;
+    for (uint32_t arch : options.arches) builds.emplace_back(i, arch);
+  }
+  ParallelFor(builds.size(), workers, [&](size_t item, size_t) {
+    auto [index, arch] = builds[item];
+    BuildSass(**sass, cache, jobs[index], arch, mutex);
+  });
+
+  // Fatbins, then the archive.
+  ParallelFor(jobs.size(), workers, [&](size_t item, size_t) {
+    KernelJob& job = jobs[item];
+    if (job.failed()) return;
+    absl::StatusOr<uint32_t> ptx_arch = PtxTargetArch(job.ptx);
+    if (!ptx_arch.ok()) return job.Fail(std::string(ptx_arch.status().message()));
+    absl::StatusOr<std::string> fatbin = packer->Pack(job.cubins, job.ptx, *ptx_arch);
+    if (!fatbin.ok()) return job.Fail(std::string(fatbin.status().message()));
+    job.fatbin = *std::move(fatbin);
+    job.outcome.fatbin_bytes = job.fatbin.size();
+  });
+
+  ArchiveProvenance provenance;
+  provenance.toolchain = jobs.front().record->toolchain;
+  provenance.spreplay_version = SPREPLAY_VERSION;
+  provenance.command = "spreplay compile " + trace.name();
+  ArchiveWriter writer(provenance);
+  CompileReport report;
+  report.sass_tool = (*sass)->identity();
+  for (KernelJob& job : jobs) {
+    if (!job.failed()) {
+      std::vector<KernelBinary> binaries;
+      binaries.push_back({schema::BlobKind::FATBIN, 0, Bytes(job.fatbin)});
+      binaries.push_back({schema::BlobKind::PTX, PtxTargetArch(job.ptx).value_or(0), Bytes(job.ptx)});
+      absl::Status added = writer.Add(MetadataOf(job, options.arches, PtxTargetArch(job.ptx).value_or(0)),
+                                      std::move(binaries));
+      if (!added.ok()) job.Fail(std::string(added.message()));
+    }
+    if (options.progress) {
+      std::string line;
+      switch (job.outcome.status) {
+        case KernelOutcome::Status::kCompiled:
+          line = fmt::format("compiled {}: PTX identical{}, {} arches, fatbin {} bytes", job.outcome.label,
+                             job.outcome.replay_cached ? " (cached)" : "", options.arches.size(),
+                             job.outcome.fatbin_bytes);
+          break;
+        case KernelOutcome::Status::kUnsupported:
+          line = fmt::format("skipped {}: {}", job.outcome.label, job.outcome.message);
+          break;
+        case KernelOutcome::Status::kFailed:
+          line = fmt::format("FAILED {}: {}", job.outcome.label, job.outcome.message);
+          break;
+      }
+      options.progress(line);
+    }
+    report.kernels.push_back(std::move(job.outcome));
+  }
+  if (writer.kernel_count() > 0) {
+    if (absl::Status status = writer.Write(output); !status.ok()) return status;
+    std::error_code ignored;
+    report.archive_bytes = std::filesystem::file_size(output, ignored);
+  }
+  report.wall_seconds = SecondsSince(start);
+  return report;
+}
+
+}  // namespace spreplay

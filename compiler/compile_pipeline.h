@@ -1,0 +1,21 @@
+#pragma once
+// Traces in, kernel archive out: replays every recorded kernel through Slang,
+// proves the PTX is byte-identical to what the app compiled, builds SASS for
+// every requested architecture, packs fatbins and writes the archive.
+//
+// A kernel that fails is reported with its diagnostics while the rest still
+// compile; the archive holds every kernel that succeeded.
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "compiler/compile_options.h"
+#include "compiler/compile_report.h"
+#include "recorder/trace_reader.h"
+
+namespace spreplay {
+
+absl::StatusOr<CompileReport> CompileTrace(const Trace& trace, const std::string& output,
+                                           const CompileOptions& options);
+
+}  // namespace spreplay

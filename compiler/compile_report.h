@@ -1,0 +1,36 @@
+#pragma once
+// What happened to every kernel of a `spreplay compile` run.
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "common/sha256.h"
+
+namespace spreplay {
+
+struct KernelOutcome {
+  enum class Status { kCompiled, kFailed, kUnsupported };
+  Digest key;
+  std::string label;  // "module.function (kind)" for messages
+  Status status = Status::kFailed;
+  std::string message;  // why it failed, with Slang's or ptxas' diagnostics
+  bool replay_cached = false;
+  double front_end_seconds = 0;  // Slang session, modules, composition, link
+  double codegen_seconds = 0;    // Slang codegen + NVRTC
+  std::map<uint32_t, double> sass_seconds;  // per arch; 0 for a cache hit
+  uint64_t ptx_bytes = 0;
+  uint64_t fatbin_bytes = 0;
+};
+
+struct CompileReport {
+  std::vector<KernelOutcome> kernels;
+  std::string sass_tool;
+  uint64_t archive_bytes = 0;
+  double wall_seconds = 0;
+
+  size_t failed() const;
+};
+
+}  // namespace spreplay

@@ -1,0 +1,28 @@
+#pragma once
+// A private temporary directory, removed with everything in it on destruction.
+
+#include <string>
+
+#include "absl/status/statusor.h"
+
+namespace spreplay {
+
+class ScratchDir {
+ public:
+  static absl::StatusOr<ScratchDir> Create(const std::string& prefix);
+  ScratchDir(ScratchDir&& other) noexcept : path_(std::move(other.path_)) { other.path_.clear(); }
+  ScratchDir& operator=(ScratchDir&&) = delete;
+  ~ScratchDir();
+
+  const std::string& path() const { return path_; }
+  std::string File(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  explicit ScratchDir(std::string path) : path_(std::move(path)) {}
+  std::string path_;
+};
+
+absl::Status WriteFile(const std::string& path, std::string_view bytes);
+absl::StatusOr<std::string> ReadFile(const std::string& path);
+
+}  // namespace spreplay

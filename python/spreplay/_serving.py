@@ -1,0 +1,60 @@
+"""Serves kernels from an archive (SLANGPY_KERNELS) and reports how it went."""
+
+from __future__ import annotations
+
+import atexit
+import os
+import sys
+
+from . import _hooks
+from ._native import Native, NativeError
+from ._slangpy_patches import call_site_hub
+
+STRICT = "SLANGPY_KERNELS_STRICT"
+MISSES = "SLANGPY_KERNELS_MISSES"
+SUMMARY = "SLANGPY_KERNELS_SUMMARY"
+
+
+def _enabled(variable: str) -> bool:
+    return os.environ.get(variable, "") not in ("", "0", "false", "no")
+
+
+def _label(description: dict) -> str:
+    kind = {"call": "call", "backwardCall": "bwds", "rawDispatch": "dispatch", "rayTracing": "raytracing"}
+    return f"{description['module']}.{description['function']} ({kind.get(description['kind'], description['kind'])})"
+
+
+def format_summary(summary: dict) -> str:
+    text = (
+        f"spreplay: {summary['served']} kernel(s) served from {summary.get('archive', 'no archive')}, "
+        f"{summary['compiled'] + summary['notKeyable']} compiled"
+    )
+    if summary["refused"]:
+        text += f", {summary['refused']} refused"
+    for miss in summary.get("misses", []):
+        text += f"\n  compiled {miss['callSite']}: {miss['reason']}"
+    return text
+
+
+def start_serving(archive_path: str, verbose: bool) -> Native:
+    native = _hooks.install(verbose=verbose)
+    strict = _enabled(STRICT)
+    path = os.path.abspath(archive_path)
+    try:
+        native.serve_archive(path, strict)
+    except NativeError as error:
+        message = f"spreplay: cannot serve kernels from {archive_path}: {error}"
+        if strict:
+            native.refuse_all(f"{message} (and {STRICT} is set)")
+        print(f"{message}; {'every kernel will fail' if strict else 'kernels compile as usual'}", file=sys.stderr)
+    call_site_hub().call_site_observers.append(
+        lambda description: native.name_call_site(description["slangpyHash"], _label(description))
+    )
+    misses_path = os.environ.get(MISSES)
+    if misses_path:
+        from ._activation import start_recording
+
+        start_recording(misses_path, verbose)
+    if _enabled(SUMMARY):
+        atexit.register(lambda: print(format_summary(native.summary()), file=sys.stderr))
+    return native

@@ -1,0 +1,102 @@
+#include "runtime/archive_kernels.h"
+
+#include <algorithm>
+
+#include "common/fmt_absl.h"
+#include "fmt/format.h"
+#include "fmt/ranges.h"
+#include "runtime/cuda_arch.h"
+#include "runtime/miss_explanation.h"
+
+namespace spreplay {
+
+absl::StatusOr<std::unique_ptr<ArchiveKernels>> ArchiveKernels::Open(const std::string& path,
+                                                                      ServingOptions options) {
+  absl::StatusOr<Archive> archive = Archive::Open(path);
+  if (!archive.ok()) return archive.status();
+  return std::unique_ptr<ArchiveKernels>(new ArchiveKernels(path, *std::move(archive), options));
+}
+
+ArchiveKernels::ArchiveKernels(std::string path, Archive archive, ServingOptions options)
+    : path_(std::move(path)), archive_(std::move(archive)), options_(options) {}
+
+void ArchiveKernels::OnToolchainKnown(const std::string& toolchain, const std::string&) {
+  const std::string archived = archive_.index().getToolchain();
+  if (archived == toolchain) return;
+  std::lock_guard lock(mutex_);
+  disabled_reason_ = fmt::format("{} was built for {}, but this process runs {}", path_, archived, toolchain);
+  fmt::print(stderr, "spreplay: {}: every kernel compiles as usual; rebuild it with `spreplay compile`\n",
+             disabled_reason_);
+}
+
+std::string ArchiveKernels::disabled_reason() const {
+  std::lock_guard lock(mutex_);
+  return disabled_reason_;
+}
+
+void ArchiveKernels::NameCallSite(const std::string& wrapper_module, const std::string& label) {
+  std::lock_guard lock(mutex_);
+  labels_[wrapper_module] = label;
+}
+
+std::vector<MissRecord> ArchiveKernels::misses() const {
+  std::lock_guard lock(mutex_);
+  return misses_;
+}
+
+std::string ArchiveKernels::LabelOf(const KernelRequest& request) const {
+  for (const std::string& wrapper : WrapperModuleNames(*request.program)) {
+    if (auto it = labels_.find(wrapper); it != labels_.end()) return it->second;
+  }
+  std::vector<std::string> wrappers = WrapperModuleNames(*request.program);
+  return wrappers.empty() ? "an unnamed kernel" : fmt::format("wrapper {}", wrappers.front().substr(0, 16));
+}
+
+KernelDecision ArchiveKernels::Miss(const KernelRequest& request, std::string reason, std::string* refusal) {
+  std::lock_guard lock(mutex_);
+  const std::string label = LabelOf(request);
+  misses_.push_back({label, reason});
+  if (options_.strict) {
+    *refusal = fmt::format("spreplay: {} is not in {} ({}); SLANGPY_KERNELS_STRICT forbids compiling it: "
+                           "record it and rebuild the archive",
+                           label, path_, reason);
+    fmt::print(stderr, "{}\n", *refusal);
+    return KernelDecision::kRefuse;
+  }
+  if (options_.warn && warned_.insert(label).second) {
+    fmt::print(stderr, "spreplay: compiling {}: not served from {}: {}\n", label, path_, reason);
+  }
+  return KernelDecision::kPass;
+}
+
+KernelDecision ArchiveKernels::DecideKernel(const KernelRequest& request, ServedKernel* served,
+                                            std::string* refusal) {
+  if (std::string reason = disabled_reason(); !reason.empty()) return Miss(request, reason, refusal);
+  if (!request.session || !request.program->keyable) return Miss(request, ExplainMiss(archive_, request), refusal);
+  std::optional<ArchivedKernel> kernel = archive_.Find(request.key);
+  if (!kernel) return Miss(request, ExplainMiss(archive_, request), refusal);
+
+  // A fatbin without SASS for this GPU would make the driver JIT its PTX,
+  // silently paying what the archive exists to avoid.
+  absl::StatusOr<std::vector<uint32_t>> arches = ArchesToServe();
+  if (!arches.ok()) return Miss(request, std::string(arches.status().message()), refusal);
+  std::vector<uint32_t> archived;
+  for (uint32_t arch : kernel->entry.getSassArches()) archived.push_back(arch);
+  for (uint32_t arch : *arches) {
+    if (std::find(archived.begin(), archived.end(), arch) == archived.end()) {
+      const std::vector<uint32_t>& list = archived;
+      return Miss(request,
+                  fmt::format("the archive has no SASS for this GPU (sm_{}; archived: sm_{}): "
+                              "rebuild it with `spreplay compile --arch ...,{}`",
+                              arch, fmt::join(list, ", sm_"), arch),
+                  refusal);
+    }
+  }
+  absl::StatusOr<std::span<const std::byte>> fatbin = archive_.Blob(*kernel, schema::BlobKind::FATBIN);
+  if (!fatbin.ok()) return Miss(request, std::string(fatbin.status().message()), refusal);
+  served->data = fatbin->data();
+  served->size = fatbin->size();
+  return KernelDecision::kServe;
+}
+
+}  // namespace spreplay

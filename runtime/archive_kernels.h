@@ -1,0 +1,62 @@
+#pragma once
+// Serves kernels from a memory-mapped archive (SLANGPY_KERNELS), and decides
+// what happens on a miss: compile as usual with a one-line warning per call
+// site, or, in strict mode, fail the request.
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/statusor.h"
+#include "archive/archive.h"
+#include "interpose/hook_listener.h"
+
+namespace spreplay {
+
+struct ServingOptions {
+  bool strict = false;  // a miss fails the request instead of compiling
+  bool warn = true;     // one line on stderr per missed call site
+};
+
+struct MissRecord {
+  std::string call_site;  // "module.function (kind)" or the wrapper's name
+  std::string reason;
+};
+
+class ArchiveKernels final : public HookListener {
+ public:
+  static absl::StatusOr<std::unique_ptr<ArchiveKernels>> Open(const std::string& path,
+                                                               ServingOptions options);
+
+  void OnToolchainKnown(const std::string& toolchain, const std::string& slang_build_tag) override;
+  KernelDecision DecideKernel(const KernelRequest& request, ServedKernel* served,
+                              std::string* refusal) override;
+
+  // Names call sites in messages: slangpy's hash → "module.function (kind)".
+  void NameCallSite(const std::string& wrapper_module, const std::string& label);
+
+  std::vector<MissRecord> misses() const;
+  const std::string& path() const { return path_; }
+  size_t kernel_count() const { return archive_.kernel_count(); }
+  // Set when the whole archive cannot serve this process (another toolchain).
+  std::string disabled_reason() const;
+
+ private:
+  ArchiveKernels(std::string path, Archive archive, ServingOptions options);
+  KernelDecision Miss(const KernelRequest& request, std::string reason, std::string* refusal);
+  std::string LabelOf(const KernelRequest& request) const;  // callers hold mutex_
+
+  std::string path_;
+  Archive archive_;
+  ServingOptions options_;
+  mutable std::mutex mutex_;
+  std::string disabled_reason_;
+  absl::flat_hash_map<std::string, std::string> labels_;
+  absl::flat_hash_set<std::string> warned_;
+  std::vector<MissRecord> misses_;
+};
+
+}  // namespace spreplay

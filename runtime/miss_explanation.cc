@@ -1,0 +1,66 @@
+#include "runtime/miss_explanation.h"
+
+#include <filesystem>
+
+#include "absl/container/flat_hash_set.h"
+#include "fmt/format.h"
+
+namespace spreplay {
+namespace {
+
+void CollectWrappers(const Component& node, std::vector<std::string>& names) {
+  if (node.kind == Component::Kind::kModule && node.source) names.push_back(node.name);
+  for (const ComponentPtr& child : node.children) CollectWrappers(*child, names);
+}
+
+void CollectFiles(const Component& node, std::vector<SourceFile>& files) {
+  for (const SourceFile& file : node.dependencies) files.push_back(file);
+  for (const ComponentPtr& child : node.children) CollectFiles(*child, files);
+}
+
+Digest DigestOf(capnp::Data::Reader data) {
+  Digest digest;
+  if (data.size() == digest.bytes.size()) std::copy(data.begin(), data.end(), digest.bytes.begin());
+  return digest;
+}
+
+}  // namespace
+
+std::vector<std::string> WrapperModuleNames(const Component& program) {
+  std::vector<std::string> names;
+  CollectWrappers(program, names);
+  return names;
+}
+
+std::string ExplainMiss(const Archive& archive, const KernelRequest& request) {
+  if (!request.session) return "its Slang session was created before spreplay was active";
+  if (!request.program->keyable) return "it uses Slang modules spreplay could not read (see SPREPLAY_VERBOSE=1)";
+  const std::vector<std::string> wrappers = WrapperModuleNames(*request.program);
+  for (size_t i = 0; i < archive.kernel_count(); ++i) {
+    ArchivedKernel kernel = archive.kernel(i);
+    const std::string wrapper = kernel.entry.getCallSite().getWrapperModuleName();
+    if (std::find(wrappers.begin(), wrappers.end(), wrapper) == wrappers.end()) continue;
+    // The same call site was archived: find what differs.
+    std::vector<SourceFile> files;
+    CollectFiles(*request.program, files);
+    absl::flat_hash_set<Digest> current;
+    for (const SourceFile& file : files) current.insert(file.content);
+    std::vector<std::string> changed;
+    for (auto dependency : kernel.entry.getManifest()) {
+      if (current.contains(DigestOf(dependency.getDigest()))) continue;
+      changed.push_back(std::filesystem::path(std::string(dependency.getPath().cStr())).filename().string());
+    }
+    if (!changed.empty()) {
+      std::string list;
+      for (size_t j = 0; j < changed.size() && j < 3; ++j) list += (j ? ", " : "") + changed[j];
+      if (changed.size() > 3) list += fmt::format(" and {} more", changed.size() - 3);
+      return fmt::format("source changed since the archive was built: {}", list);
+    }
+    if (DigestOf(kernel.entry.getSessionDigest()) != request.session->digest)
+      return "the device's compiler options or defines differ from when the archive was built";
+    return "its link options or module composition differ from when the archive was built";
+  }
+  return "this call site was not recorded";
+}
+
+}  // namespace spreplay

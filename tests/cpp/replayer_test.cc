@@ -1,0 +1,658 @@
+// The replayer against real Slang, no GPU: kernels compiled the way sgl
+// compiles them for a CUDA device, observed by the real Slang hooks, must
+// come out of the replayer byte-identical, from the captured data alone,
+// after the source files are gone.
+
+#include "replayer/replayer.h"
+
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "fmt/format.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "interpose/hook_listener.h"
+#include "interpose/slang_hooks.h"
+#include "replayer/blobs.h"
+#include "replayer/com_ptr.h"
+#include "replayer/nvrtc_location.h"
+#include "slang.h"
+
+namespace spreplay {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr const char* kSlangPackageDir = SPREPLAY_SLANG_PACKAGE_DIR;
+constexpr const char* kSlangLibrary = SPREPLAY_SLANG_LIBRARY;
+constexpr const char* kNvrtcDirectory = "/usr/local/cuda/lib64";
+
+// ---------------------------------------------------------------------------------------------
+// Capturing what the hooks report
+
+// One kernel as the hooks saw it being compiled, with the files its session read.
+struct Recording {
+  SessionConfig config;
+  ComponentPtr program;
+  int64_t entry_point_index = 0;
+  int64_t target_index = 0;
+  std::string code;
+  Snapshot snapshot;
+};
+
+class CaptureListener : public HookListener {
+ public:
+  void Start() {
+    std::lock_guard lock(mutex_);
+    capturing_ = true;
+    snapshot_ = {};
+    kernels_.clear();
+  }
+
+  // Every kernel compiled since Start, each with every file read since Start.
+  std::vector<Recording> Stop() {
+    std::lock_guard lock(mutex_);
+    capturing_ = false;
+    for (Recording& kernel : kernels_) kernel.snapshot = snapshot_;
+    return std::move(kernels_);
+  }
+
+  void OnModuleLoaded(const ComponentPtr& module, const std::vector<FileContent>& files) override {
+    std::lock_guard lock(mutex_);
+    if (!capturing_) return;
+    // The hooks hand over file bytes by content; the module names their paths.
+    for (const SourceFile& dependency : module->dependencies) {
+      for (const FileContent& file : files) {
+        if (file.digest == dependency.content) snapshot_.files[dependency.path] = file.bytes;
+      }
+    }
+    if (module->source) snapshot_.string_modules.push_back(module);
+  }
+
+  void OnKernelCompiled(const KernelRequest& request, const void* code, size_t size,
+                        double seconds) override {
+    std::lock_guard lock(mutex_);
+    if (!capturing_ || !request.session) return;
+    Recording kernel;
+    kernel.config = request.session->config;
+    kernel.program = request.program;
+    kernel.entry_point_index = request.entry_point_index;
+    kernel.target_index = request.target_index;
+    kernel.code.assign(static_cast<const char*>(code), size);
+    kernels_.push_back(std::move(kernel));
+  }
+
+ private:
+  std::mutex mutex_;
+  bool capturing_ = false;
+  Snapshot snapshot_;
+  std::vector<Recording> kernels_;
+};
+
+// The hooks patch the vtables of Slang's classes for the whole process and
+// call their listeners until it exits, so there is one listener, never
+// destroyed. The patch reaches every Slang object of the process, the
+// replayer's too: the listener only captures between Start and Stop.
+CaptureListener& Hooks() {
+  static CaptureListener* listener = [] {
+    auto* created = new CaptureListener;
+    HookOptions options;
+    options.toolchain = "replayer-test";
+    options.slang_library = kSlangLibrary;
+    absl::Status status = ConfigureSlangHooks(options);
+    EXPECT_TRUE(status.ok()) << status;
+    AddHookListener(created);
+    return created;
+  }();
+  return *listener;
+}
+
+// A global session as slangpy gets it: created through the wheel's library,
+// handed to the hooks like the shim does.
+ComPtr<slang::IGlobalSession> NewHookedGlobalSession() {
+  Hooks();
+  ComPtr<slang::IGlobalSession> global_session;
+  SlangGlobalSessionDesc desc = {};
+  EXPECT_EQ(slang_createGlobalSession2(&desc, global_session.WriteRef()), SLANG_OK);
+  absl::StatusOr<std::string> nvrtc = NvrtcLibraryStem(kNvrtcDirectory);
+  EXPECT_TRUE(nvrtc.ok()) << nvrtc.status();
+  global_session->setDownstreamCompilerPath(SLANG_PASS_THROUGH_NVRTC, nvrtc->c_str());
+  OnGlobalSessionCreated(global_session.get());
+  return global_session;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Driving Slang the way sgl does for a CUDA device (src/sgl/device/shader.cpp)
+
+// The session options, macros and target sgl's SlangSession::create_session
+// passes for a CUDA device with default SlangCompilerOptions.
+class SglCudaSessionDesc {
+ public:
+  SglCudaSessionDesc(slang::IGlobalSession* global_session,
+                     const std::vector<std::string>& include_paths, int debug_info) {
+    Int(slang::CompilerOptionName::MatrixLayoutRow, 1);
+    for (const char* warning : {"30856", "41012", "31010", "30051", "31106", "31107"})
+      String(slang::CompilerOptionName::DisableWarning, warning);
+    Int(slang::CompilerOptionName::ReportDownstreamTime, 0);
+    Int(slang::CompilerOptionName::ReportPerfBenchmark, 0);
+    Int(slang::CompilerOptionName::SkipSPIRVValidation, 0);
+    Int(slang::CompilerOptionName::DebugInformation, debug_info);
+    Int(slang::CompilerOptionName::Optimization, SLANG_OPTIMIZATION_LEVEL_DEFAULT);
+    Int(slang::CompilerOptionName::DumpIntermediates, 0);
+    String(slang::CompilerOptionName::DumpIntermediatePrefix, "");
+    Int(slang::CompilerOptionName::Capability, global_session->findCapability("hlsl_nvapi"));
+    Int(slang::CompilerOptionName::LoopInversion, 1);
+    for (const std::string& path : include_paths) String(slang::CompilerOptionName::Include, path);
+    for (const auto& [name, value] :
+         std::vector<std::pair<const char*, const char*>>{{"__TARGET_CUDA__", "1"},
+                                                          {"__SHADER_TARGET_MAJOR", "6"},
+                                                          {"__SHADER_TARGET_MINOR", "6"},
+                                                          {"SGL_ENABLE_NVAPI", "0"},
+                                                          {"SGL_ENABLE_PRINT", "0"}}) {
+      String(slang::CompilerOptionName::MacroDefine, name, value);
+    }
+    target_options_.push_back(IntEntry(slang::CompilerOptionName::FloatingPointMode, 0));
+    target_options_.push_back(IntEntry(slang::CompilerOptionName::GLSLForceScalarLayout, 1));
+    target_.format = SLANG_PTX;
+    target_.floatingPointMode = SLANG_FLOATING_POINT_MODE_DEFAULT;
+    target_.forceGLSLScalarBufferLayout = true;
+    target_.compilerOptionEntries = target_options_.data();
+    target_.compilerOptionEntryCount = static_cast<uint32_t>(target_options_.size());
+    desc_.targets = &target_;
+    desc_.targetCount = 1;
+    desc_.compilerOptionEntries = options_.data();
+    desc_.compilerOptionEntryCount = static_cast<uint32_t>(options_.size());
+  }
+  SglCudaSessionDesc(const SglCudaSessionDesc&) = delete;
+
+  const slang::SessionDesc& desc() const { return desc_; }
+
+ private:
+  static slang::CompilerOptionEntry IntEntry(slang::CompilerOptionName name, int value) {
+    slang::CompilerOptionEntry entry{};
+    entry.name = name;
+    entry.value.kind = slang::CompilerOptionValueKind::Int;
+    entry.value.intValue0 = value;
+    return entry;
+  }
+  void Int(slang::CompilerOptionName name, int value) { options_.push_back(IntEntry(name, value)); }
+  void String(slang::CompilerOptionName name, const std::string& first,
+              const std::string& second = "") {
+    strings_.push_back(std::make_unique<std::string>(first));
+    strings_.push_back(std::make_unique<std::string>(second));
+    slang::CompilerOptionEntry entry{};
+    entry.name = name;
+    entry.value.kind = slang::CompilerOptionValueKind::String;
+    entry.value.stringValue0 = strings_[strings_.size() - 2]->c_str();
+    entry.value.stringValue1 = strings_.back()->c_str();
+    options_.push_back(entry);
+  }
+
+  std::vector<std::unique_ptr<std::string>> strings_;
+  std::vector<slang::CompilerOptionEntry> options_;
+  std::vector<slang::CompilerOptionEntry> target_options_;
+  slang::TargetDesc target_{};
+  slang::SessionDesc desc_{};
+};
+
+std::string Diagnostics(const ComPtr<ISlangBlob>& blob) { return BlobToString(blob.get()); }
+
+// A slangpy call site: a generated wrapper module that imports the user's
+// module, linked with it. Compiles one kernel in `session` and returns its code.
+absl::StatusOr<std::string> CompileCallSite(slang::ISession* session,
+                                            const std::string& user_module,
+                                            const std::string& wrapper_name,
+                                            const std::string& wrapper_body) {
+  ComPtr<ISlangBlob> diagnostics;
+  // sgl's resolve_module_name turns "user" into "user.slang" when that file
+  // exists in an include path, and loads the module by that name.
+  slang::IModule* user = session->loadModule(user_module.c_str(), diagnostics.WriteRef());
+  if (!user) return absl::InternalError("loadModule: " + Diagnostics(diagnostics));
+  // sgl prefixes generated source with a comment naming the module, and
+  // passes no path.
+  const std::string source = fmt::format("// {}\n{}", wrapper_name, wrapper_body);
+  slang::IModule* wrapper = session->loadModuleFromSourceString(
+      wrapper_name.c_str(), nullptr, source.c_str(), diagnostics.WriteRef());
+  if (!wrapper) return absl::InternalError("wrapper: " + Diagnostics(diagnostics));
+  ComPtr<slang::IEntryPoint> entry_point;
+  if (SLANG_FAILED(wrapper->findEntryPointByName("compute_main", entry_point.WriteRef())))
+    return absl::InternalError("no compute_main");
+  slang::IComponentType* parts[] = {wrapper, user, entry_point.get()};
+  ComPtr<slang::IComponentType> composite;
+  if (SLANG_FAILED(session->createCompositeComponentType(parts, 3, composite.WriteRef(),
+                                                         diagnostics.WriteRef())))
+    return absl::InternalError("compose: " + Diagnostics(diagnostics));
+  // slangpy links with dump_intermediates off and a prefix naming the call.
+  const std::string prefix = wrapper_name + "_compute";
+  slang::CompilerOptionEntry link_options[2] = {};
+  link_options[0].name = slang::CompilerOptionName::DumpIntermediates;
+  link_options[0].value.kind = slang::CompilerOptionValueKind::Int;
+  link_options[1].name = slang::CompilerOptionName::DumpIntermediatePrefix;
+  link_options[1].value.kind = slang::CompilerOptionValueKind::String;
+  link_options[1].value.stringValue0 = prefix.c_str();
+  ComPtr<slang::IComponentType> linked;
+  if (SLANG_FAILED(
+          composite->linkWithOptions(linked.WriteRef(), 2, link_options, diagnostics.WriteRef())))
+    return absl::InternalError("link: " + Diagnostics(diagnostics));
+  ComPtr<ISlangBlob> code;
+  if (SLANG_FAILED(linked->getEntryPointCode(0, 0, code.WriteRef(), diagnostics.WriteRef())))
+    return absl::InternalError("codegen: " + Diagnostics(diagnostics));
+  return BlobToString(code.get());
+}
+
+constexpr const char* kUserModule = R"(import helper;
+public float scale(float x) { return helper_mul(x, 3.0f); }
+)";
+constexpr const char* kHelperModule =
+    R"(public float helper_mul(float a, float b) { return a * b + 1.0f; }
+)";
+constexpr const char* kWrapperBody = R"(import slangpy;
+import user;
+[shader("compute")]
+[numthreads(32, 1, 1)]
+void compute_main(uint3 tid: SV_DispatchThreadID, uniform RWStructuredBuffer<float> data) {
+  data[tid.x] = scale(data[tid.x]);
+}
+)";
+constexpr const char* kOtherWrapperBody = R"(import slangpy;
+import user;
+[shader("compute")]
+[numthreads(32, 1, 1)]
+void compute_main(uint3 tid: SV_DispatchThreadID, uniform RWStructuredBuffer<float> data) {
+  data[tid.x] = scale(data[tid.x]) - scale(float(tid.x));
+}
+)";
+
+// A fresh directory for a test's source files; removed by the test itself
+// before it replays, to prove the replay never needs them.
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern =
+        (std::filesystem::temp_directory_path() / "spreplay_replayer_test_XXXXXX").string();
+    path_ = mkdtemp(pattern.data());
+  }
+  ~TempDir() { Remove(); }
+  const std::filesystem::path& path() const { return path_; }
+  void Write(const std::string& name, const std::string& text) const {
+    std::filesystem::create_directories((path_ / name).parent_path());
+    std::ofstream(path_ / name, std::ios::binary) << text;
+  }
+  void Remove() const {
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+  }
+
+ private:
+  std::filesystem::path path_;
+};
+
+std::string WheelSlangDirectory() {
+  return (std::filesystem::path(kSlangPackageDir) / "slang").string();
+}
+
+std::unique_ptr<Replayer> NewReplayer(bool reuse_sessions = true) {
+  ReplayerOptions options;
+  options.nvrtc_directory = kNvrtcDirectory;
+  options.reuse_sessions = reuse_sessions;
+  absl::StatusOr<std::unique_ptr<Replayer>> replayer = Replayer::Create(options);
+  EXPECT_TRUE(replayer.ok()) << replayer.status();
+  return replayer.ok() ? *std::move(replayer) : nullptr;
+}
+
+absl::StatusOr<ReplayedKernel> Replay(Replayer& replayer, const Recording& recording) {
+  return replayer.Replay(recording.config, recording.program, recording.entry_point_index,
+                         recording.target_index, recording.snapshot);
+}
+
+// Records the kernels of `wrapper_bodies`, each its own call site, compiled in
+// one live sgl-like session whose include paths are `include_paths`.
+std::vector<Recording> RecordCallSites(slang::IGlobalSession* global_session,
+                                       const std::vector<std::string>& include_paths,
+                                       const std::vector<std::string>& wrapper_bodies,
+                                       int debug_info = 0) {
+  SglCudaSessionDesc desc(global_session, include_paths, debug_info);
+  Hooks().Start();
+  ComPtr<slang::ISession> session;
+  EXPECT_EQ(global_session->createSession(desc.desc(), session.WriteRef()), SLANG_OK);
+  for (size_t i = 0; i < wrapper_bodies.size(); ++i) {
+    absl::StatusOr<std::string> code = CompileCallSite(
+        session.get(), "user.slang", fmt::format("call_site_{:040x}", i + 1), wrapper_bodies[i]);
+    EXPECT_TRUE(code.ok()) << code.status();
+  }
+  std::vector<Recording> recordings = Hooks().Stop();
+  EXPECT_EQ(recordings.size(), wrapper_bodies.size());
+  return recordings;
+}
+
+// The module of the recorded program's composite at `index`.
+ComponentPtr CompositeChild(const Recording& recording, size_t index) {
+  return recording.program->children.at(0)->children.at(index);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tests
+
+class GoldReplayTest : public ::testing::TestWithParam<int> {};
+
+TEST_P(GoldReplayTest, ReplayedPtxIsByteIdenticalAfterTheSourcesAreGone) {
+  const int debug_info = GetParam();
+  ComPtr<slang::IGlobalSession> live = NewHookedGlobalSession();
+  TempDir sources;
+  sources.Write("user.slang", kUserModule);
+  sources.Write("helper.slang", kHelperModule);
+  std::vector<Recording> recordings = RecordCallSites(
+      live.get(), {sources.path().string(), WheelSlangDirectory()}, {kWrapperBody}, debug_info);
+  ASSERT_EQ(recordings.size(), 1u);
+  const Recording& recording = recordings.front();
+  ASSERT_TRUE(recording.program->keyable);
+  ASSERT_THAT(recording.code, HasSubstr(".entry compute_main"));
+  EXPECT_TRUE(recording.snapshot.files.contains((sources.path() / "helper.slang").string()));
+  if (debug_info > 0) {
+    // With debug information NVRTC writes source paths into the PTX: the
+    // replay must reproduce the recorded paths, not only the contents.
+    EXPECT_THAT(recording.code, HasSubstr((sources.path() / "user.slang").string()));
+  }
+  sources.Remove();
+
+  std::unique_ptr<Replayer> replayer = NewReplayer();
+  ASSERT_TRUE(replayer);
+  absl::StatusOr<ReplayedKernel> replayed = Replay(*replayer, recording);
+  ASSERT_TRUE(replayed.ok()) << replayed.status();
+  EXPECT_EQ(replayed->code, recording.code);
+  EXPECT_FALSE(replayed->reused_session);
+  EXPECT_GT(replayed->front_end_seconds, 0);
+  EXPECT_GT(replayed->codegen_seconds, 0);
+  fmt::print("debug info {}: front end + link {:.3f} s, codegen {:.3f} s, {} bytes of PTX\n",
+             debug_info, replayed->front_end_seconds, replayed->codegen_seconds,
+             replayed->code.size());
+}
+
+INSTANTIATE_TEST_SUITE_P(DebugInfo, GoldReplayTest, ::testing::Values(0, 2));
+
+TEST(ReplayerTest, ReportsTheSlangBuildTag) {
+  std::unique_ptr<Replayer> replayer = NewReplayer();
+  ASSERT_TRUE(replayer);
+  ComPtr<slang::IGlobalSession> live = NewHookedGlobalSession();
+  EXPECT_EQ(replayer->BuildTag(), live->getBuildTagString());
+  EXPECT_FALSE(replayer->BuildTag().empty());
+}
+
+TEST(ReplayerTest, ReusesTheSessionOfASharedConfig) {
+  ComPtr<slang::IGlobalSession> live = NewHookedGlobalSession();
+  TempDir sources;
+  sources.Write("user.slang", kUserModule);
+  sources.Write("helper.slang", kHelperModule);
+  std::vector<Recording> recordings =
+      RecordCallSites(live.get(), {sources.path().string(), WheelSlangDirectory()},
+                      {kWrapperBody, kOtherWrapperBody});
+  ASSERT_EQ(recordings.size(), 2u);
+  ASSERT_NE(recordings[0].code, recordings[1].code);
+  sources.Remove();
+
+  std::unique_ptr<Replayer> replayer = NewReplayer();
+  ASSERT_TRUE(replayer);
+  absl::StatusOr<ReplayedKernel> first = Replay(*replayer, recordings[0]);
+  ASSERT_TRUE(first.ok()) << first.status();
+  absl::StatusOr<ReplayedKernel> second = Replay(*replayer, recordings[1]);
+  ASSERT_TRUE(second.ok()) << second.status();
+  absl::StatusOr<ReplayedKernel> again = Replay(*replayer, recordings[0]);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(first->code, recordings[0].code);
+  EXPECT_EQ(second->code, recordings[1].code);
+  EXPECT_EQ(again->code, recordings[0].code);
+  EXPECT_FALSE(first->reused_session);
+  EXPECT_TRUE(second->reused_session);
+  EXPECT_TRUE(again->reused_session);
+  // The slangpy core module and the user's module were not parsed again.
+  EXPECT_LT(second->front_end_seconds, first->front_end_seconds);
+  fmt::print("front end: fresh session {:.3f} s, reused {:.3f} s and {:.3f} s\n",
+             first->front_end_seconds, second->front_end_seconds, again->front_end_seconds);
+}
+
+TEST(ReplayerTest, AReusedSessionNeverServesStaleFiles) {
+  // Two recordings of one configuration, between which the imported file changed.
+  ComPtr<slang::IGlobalSession> live = NewHookedGlobalSession();
+  TempDir sources;
+  sources.Write("user.slang", kUserModule);
+  sources.Write("helper.slang", kHelperModule);
+  const std::vector<std::string> include_paths = {sources.path().string(), WheelSlangDirectory()};
+  std::vector<Recording> before = RecordCallSites(live.get(), include_paths, {kWrapperBody});
+  sources.Write("helper.slang",
+                "public float helper_mul(float a, float b) { return a * b - 2.0f; }\n");
+  std::vector<Recording> after = RecordCallSites(live.get(), include_paths, {kWrapperBody});
+  ASSERT_EQ(before.size(), 1u);
+  ASSERT_EQ(after.size(), 1u);
+  ASSERT_NE(before[0].code, after[0].code);
+  sources.Remove();
+
+  std::unique_ptr<Replayer> replayer = NewReplayer();
+  ASSERT_TRUE(replayer);
+  for (const Recording* recording : {&before[0], &after[0], &before[0]}) {
+    absl::StatusOr<ReplayedKernel> replayed = Replay(*replayer, *recording);
+    ASSERT_TRUE(replayed.ok()) << replayed.status();
+    EXPECT_EQ(replayed->code, recording->code);
+    EXPECT_FALSE(replayed->reused_session);
+  }
+}
+
+TEST(ReplayerTest, FollowsSymbolicLinksOfTheRecordingMachine) {
+  ComPtr<slang::IGlobalSession> live = NewHookedGlobalSession();
+  TempDir sources;
+  sources.Write("real/user.slang", kUserModule);
+  sources.Write("real/helper.slang", kHelperModule);
+  std::filesystem::create_directory_symlink(sources.path() / "real", sources.path() / "link");
+  // Debug information puts source paths into the PTX.
+  std::vector<Recording> recordings = RecordCallSites(
+      live.get(), {(sources.path() / "link").string(), WheelSlangDirectory()}, {kWrapperBody}, 2);
+  ASSERT_EQ(recordings.size(), 1u);
+  sources.Remove();
+
+  std::unique_ptr<Replayer> replayer = NewReplayer();
+  ASSERT_TRUE(replayer);
+  absl::StatusOr<ReplayedKernel> replayed = Replay(*replayer, recordings[0]);
+  ASSERT_TRUE(replayed.ok()) << replayed.status();
+  EXPECT_EQ(replayed->code, recordings[0].code);
+}
+
+class RecordedKernelTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    ComPtr<slang::IGlobalSession> live = NewHookedGlobalSession();
+    TempDir sources;
+    sources.Write("user.slang", kUserModule);
+    sources.Write("helper.slang", kHelperModule);
+    std::vector<Recording> recordings = RecordCallSites(
+        live.get(), {sources.path().string(), WheelSlangDirectory()}, {kWrapperBody});
+    ASSERT_EQ(recordings.size(), 1u);
+    recording_ = new Recording(std::move(recordings.front()));
+    helper_path_ = new std::string((sources.path() / "helper.slang").string());
+  }
+  static void TearDownTestSuite() {
+    delete recording_;
+    delete helper_path_;
+  }
+
+  static Recording* recording_;
+  static std::string* helper_path_;
+};
+Recording* RecordedKernelTest::recording_ = nullptr;
+std::string* RecordedKernelTest::helper_path_ = nullptr;
+
+TEST_F(RecordedKernelTest, AChangedImportedFileChangesTheModuleDigest) {
+  const std::string changed = "public float helper_mul(float a, float b) { return a * b; }\n";
+  ComponentPtr user = CompositeChild(*recording_, 1);
+  ASSERT_EQ(user->name, "user.slang");
+  std::vector<SourceFile> dependencies = user->dependencies;
+  bool found = false;
+  for (SourceFile& file : dependencies) {
+    if (file.path != *helper_path_) continue;
+    file.content = Sha256Of(changed);
+    found = true;
+  }
+  ASSERT_TRUE(found);
+  ComponentPtr rekeyed =
+      Component::Module(user->name, user->path, user->requested_name, user->source, dependencies);
+  EXPECT_NE(rekeyed->digest, user->digest);
+
+  Recording altered = *recording_;
+  altered.snapshot.AddFile(*helper_path_, changed);
+  std::unique_ptr<Replayer> replayer = NewReplayer();
+  ASSERT_TRUE(replayer);
+  absl::StatusOr<ReplayedKernel> replayed = Replay(*replayer, altered);
+  ASSERT_FALSE(replayed.ok());
+  EXPECT_EQ(replayed.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(replayed.status().message()), HasSubstr(*helper_path_));
+  EXPECT_THAT(std::string(replayed.status().message()), HasSubstr("user.slang"));
+}
+
+TEST_F(RecordedKernelTest, AMissingFileIsNamed) {
+  Recording incomplete = *recording_;
+  ASSERT_EQ(incomplete.snapshot.files.erase(*helper_path_), 1u);
+  std::unique_ptr<Replayer> replayer = NewReplayer();
+  ASSERT_TRUE(replayer);
+  absl::StatusOr<ReplayedKernel> replayed = Replay(*replayer, incomplete);
+  ASSERT_FALSE(replayed.ok());
+  EXPECT_EQ(replayed.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(std::string(replayed.status().message()), HasSubstr(*helper_path_));
+}
+
+TEST_F(RecordedKernelTest, RejectsPartsTheHooksCouldNotSee) {
+  std::unique_ptr<Replayer> replayer = NewReplayer();
+  ASSERT_TRUE(replayer);
+  absl::StatusOr<ReplayedKernel> replayed = replayer->Replay(
+      recording_->config, Component::Linked(Component::Opaque(), {}), 0, 0, recording_->snapshot);
+  EXPECT_FALSE(replayed.ok());
+  replayed = replayer->Replay(recording_->config, CompositeChild(*recording_, 0), 0, 0,
+                              recording_->snapshot);
+  EXPECT_EQ(replayed.status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST_F(RecordedKernelTest, ReturnsSlangDiagnosticsOfAModuleThatFailsToCompile) {
+  // A module on a path that never existed here, whose snapshot text is broken.
+  const std::string path = "/spreplay-nonexistent/inc/broken.slang";
+  const std::string text = "public float broken(float x) { return x +; }\n";
+  ComponentPtr module = Component::Module("broken.slang", path, "broken.slang", std::nullopt,
+                                          {{path, Sha256Of(text)}});
+  ComponentPtr program = Component::Linked(
+      Component::Composite({module, Component::EntryPoint(module, "compute_main", kFoundByName)}),
+      {});
+  SessionConfig config = recording_->config;
+  CompilerOption include;
+  include.name = static_cast<int32_t>(slang::CompilerOptionName::Include);
+  include.kind = static_cast<int32_t>(slang::CompilerOptionValueKind::String);
+  include.string0 = "/spreplay-nonexistent/inc";
+  config.options.push_back(include);
+  Snapshot snapshot;
+  snapshot.AddFile(path, text);
+
+  std::unique_ptr<Replayer> replayer = NewReplayer();
+  ASSERT_TRUE(replayer);
+  absl::StatusOr<ReplayedKernel> replayed = replayer->Replay(config, program, 0, 0, snapshot);
+  ASSERT_FALSE(replayed.ok());
+  EXPECT_EQ(replayed.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(replayed.status().message()), HasSubstr("broken.slang"));
+  EXPECT_THAT(std::string(replayed.status().message()), HasSubstr("error"));
+  EXPECT_THAT(std::string(replayed.status().message()), HasSubstr(path));
+}
+
+// Dynamic dispatch: type conformances looked up by name, an entry point found
+// for a stage and renamed.
+constexpr const char* kOpsModule = R"(public interface IOp { float apply(float x); }
+public struct Twice : IOp { public float apply(float x) { return 2.0f * x; } }
+public struct Plus : IOp { public float apply(float x) { return x + 1.0f; } }
+)";
+constexpr const char* kDispatchWrapper = R"(// dispatch
+import ops;
+[shader("compute")]
+[numthreads(32, 1, 1)]
+void compute_main(uint3 tid: SV_DispatchThreadID, uniform RWStructuredBuffer<float> data,
+                  uniform uint type_id) {
+  IOp op = createDynamicObject<IOp, int>(type_id, 0);
+  data[tid.x] = op.apply(data[tid.x]);
+}
+)";
+
+absl::StatusOr<std::string> CompileDispatch(slang::ISession* session) {
+  ComPtr<ISlangBlob> diagnostics;
+  slang::IModule* ops = session->loadModule("ops.slang", diagnostics.WriteRef());
+  if (!ops) return absl::InternalError("ops: " + Diagnostics(diagnostics));
+  slang::IModule* wrapper = session->loadModuleFromSourceString(
+      "dispatch", nullptr, kDispatchWrapper, diagnostics.WriteRef());
+  if (!wrapper) return absl::InternalError("wrapper: " + Diagnostics(diagnostics));
+  ComPtr<slang::IEntryPoint> entry_point;
+  if (SLANG_FAILED(wrapper->findAndCheckEntryPoint("compute_main", SLANG_STAGE_COMPUTE,
+                                                   entry_point.WriteRef(), diagnostics.WriteRef())))
+    return absl::InternalError("entry point: " + Diagnostics(diagnostics));
+  ComPtr<slang::IComponentType> renamed;
+  if (SLANG_FAILED(entry_point->renameEntryPoint("dispatch_main", renamed.WriteRef())))
+    return absl::InternalError("rename");
+  // Like sgl: a composite of the modules, only to look the types up in.
+  slang::IComponentType* modules[] = {wrapper, ops};
+  ComPtr<slang::IComponentType> lookup;
+  if (SLANG_FAILED(session->createCompositeComponentType(modules, 2, lookup.WriteRef(),
+                                                         diagnostics.WriteRef())))
+    return absl::InternalError("lookup composite");
+  slang::ProgramLayout* layout = lookup->getLayout();
+  slang::TypeReflection* interface_type = layout->findTypeByName("IOp");
+  ComPtr<slang::ITypeConformance> twice;
+  ComPtr<slang::ITypeConformance> plus;
+  if (SLANG_FAILED(session->createTypeConformanceComponentType(layout->findTypeByName("Twice"),
+                                                               interface_type, twice.WriteRef(), -1,
+                                                               diagnostics.WriteRef())) ||
+      SLANG_FAILED(session->createTypeConformanceComponentType(layout->findTypeByName("Plus"),
+                                                               interface_type, plus.WriteRef(), 7,
+                                                               diagnostics.WriteRef()))) {
+    return absl::InternalError("conformance: " + Diagnostics(diagnostics));
+  }
+  slang::IComponentType* parts[] = {wrapper, ops, twice.get(), plus.get(), renamed.get()};
+  ComPtr<slang::IComponentType> composite;
+  if (SLANG_FAILED(session->createCompositeComponentType(parts, 5, composite.WriteRef(),
+                                                         diagnostics.WriteRef())))
+    return absl::InternalError("compose: " + Diagnostics(diagnostics));
+  ComPtr<slang::IComponentType> linked;
+  if (SLANG_FAILED(
+          composite->linkWithOptions(linked.WriteRef(), 0, nullptr, diagnostics.WriteRef())))
+    return absl::InternalError("link: " + Diagnostics(diagnostics));
+  ComPtr<ISlangBlob> code;
+  if (SLANG_FAILED(linked->getEntryPointCode(0, 0, code.WriteRef(), diagnostics.WriteRef())))
+    return absl::InternalError("codegen: " + Diagnostics(diagnostics));
+  return BlobToString(code.get());
+}
+
+TEST(ReplayerTest, ReplaysTypeConformancesAndRenamedEntryPoints) {
+  ComPtr<slang::IGlobalSession> live = NewHookedGlobalSession();
+  TempDir sources;
+  sources.Write("ops.slang", kOpsModule);
+  SglCudaSessionDesc desc(live.get(), {sources.path().string()}, 0);
+  Hooks().Start();
+  ComPtr<slang::ISession> session;
+  ASSERT_EQ(live->createSession(desc.desc(), session.WriteRef()), SLANG_OK);
+  absl::StatusOr<std::string> code = CompileDispatch(session.get());
+  std::vector<Recording> recordings = Hooks().Stop();
+  ASSERT_TRUE(code.ok()) << code.status();
+  ASSERT_EQ(recordings.size(), 1u);
+  ASSERT_TRUE(recordings[0].program->keyable);
+  ASSERT_THAT(recordings[0].code, HasSubstr(".entry dispatch_main"));
+  sources.Remove();
+
+  std::unique_ptr<Replayer> replayer = NewReplayer();
+  ASSERT_TRUE(replayer);
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    absl::StatusOr<ReplayedKernel> replayed = Replay(*replayer, recordings[0]);
+    ASSERT_TRUE(replayed.ok()) << replayed.status();
+    EXPECT_EQ(replayed->code, recordings[0].code);
+    // Witness table ids live in the session: never replay in a used one.
+    EXPECT_FALSE(replayed->reused_session);
+  }
+}
+
+}  // namespace
+}  // namespace spreplay

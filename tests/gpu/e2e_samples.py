@@ -1,0 +1,169 @@
+"""End-to-end proof on a CUDA GPU, for every sample app.
+
+Per sample, each step in a fresh process:
+  stock     the app as is, fresh CUDA cache (cold)               -> reference outputs
+  record    SLANGPY_RECORD=trace                                  -> the trace
+  compile   spreplay compile trace -o archive (default arches)
+  served    SLANGPY_KERNELS=archive, strict, driver JIT disabled  -> outputs must be identical,
+            every kernel served, compilation reports show no Slang or downstream time
+  moved     the app copied to another directory and slangpy installed in another
+            place, same archive: every kernel must still be served (keys hold no paths)
+  stale     the moved copy with a comment added to an imported .slang file: kernels
+            that import it must miss (and compile), the rest be served; outputs identical
+The driver-JIT check first fills a fresh CUDA cache with slang-rhi's own kernels
+(it compiles them with NVRTC at device creation); every call-site kernel must
+then load without JIT. Writes results.json and the traces under --out.
+
+    python tests/gpu/e2e_samples.py --out DIR [--samples elementwise,...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLES = ["elementwise", "generic_mlp", "autodiff"]
+TIMING = re.compile(r"setup (?P<setup>[\d.]+)s, first pass (?P<first>[\d.]+)s")
+REPORT = re.compile(r"compilation-report: entry_points=(?P<entries>\d+) compiled=(?P<compiled>\d+) "
+                    r"slang_s=(?P<slang>[\d.]+) downstream_s=(?P<downstream>[\d.]+)")
+SUMMARY = re.compile(r"spreplay: (?P<served>\d+) kernel\(s\) served from .*?, (?P<compiled>\d+) compiled")
+
+
+def run(argv: list[str], env: dict[str, str], check: bool = True) -> subprocess.CompletedProcess:
+    proc = subprocess.run(argv, env={**os.environ, **env}, capture_output=True, text=True)
+    if check and proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(argv)} failed ({proc.returncode}):\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}")
+    return proc
+
+
+def app_run(app: Path, out_npz: Path, env: dict[str, str], cache: str) -> dict:
+    start = time.perf_counter()
+    proc = run([sys.executable, str(app), "--out", str(out_npz)],
+               {"SPREPLAY_SAMPLE_DEVICE": "cuda", "SPREPLAY_SAMPLE_REPORTS": "1", "CUDA_CACHE_PATH": cache, **env})
+    result = {"wall_s": time.perf_counter() - start}
+    if match := TIMING.search(proc.stdout):
+        result.update(setup_s=float(match["setup"]), first_pass_s=float(match["first"]))
+    if match := REPORT.search(proc.stdout):
+        result.update(entry_points=int(match["entries"]), compiled_entry_points=int(match["compiled"]),
+                      slang_s=float(match["slang"]), downstream_s=float(match["downstream"]))
+    if match := SUMMARY.search(proc.stderr):
+        result.update(served=int(match["served"]), compiled=int(match["compiled"]))
+    result["warnings"] = [line for line in proc.stderr.splitlines() if line.startswith("spreplay:")][:20]
+    return result
+
+
+def identical(a: Path, b: Path) -> bool:
+    with np.load(a) as left, np.load(b) as right:
+        return sorted(left.files) == sorted(right.files) and all(np.array_equal(left[k], right[k]) for k in left.files)
+
+
+def fresh_cache() -> str:
+    return tempfile.mkdtemp(prefix="cuda-cache-")
+
+
+def warm_rhi_cache(env: dict[str, str]) -> str:
+    """A CUDA cache holding slang-rhi's own device kernels, and nothing else."""
+    cache = fresh_cache()
+    run([sys.executable, "-c", "import slangpy as spy; spy.create_device(spy.DeviceType.cuda).close()"],
+        {"CUDA_CACHE_PATH": cache, **env})
+    return cache
+
+
+def relocated_slangpy(work: Path) -> dict[str, str]:
+    """slangpy installed a second time, elsewhere: a user's other virtualenv."""
+    import slangpy
+
+    target = work / "other-site"
+    shutil.copytree(Path(slangpy.__file__).parent, target / "slangpy", symlinks=True)
+    return {"PYTHONPATH": f"{target}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+
+
+def stale_edit(app_dir: Path) -> str:
+    """Adds a comment to the first imported .slang file of a sample: the code
+    does not change, the content does, so its kernels must miss."""
+    imported = sorted(p for p in app_dir.glob("*.slang") if p.name not in ("elementwise.slang", "mlp.slang", "train.slang"))
+    target = imported[0]
+    target.write_text(target.read_text() + "\n// edited after the archive was built\n")
+    return target.name
+
+
+def check_sample(name: str, out: Path, work: Path, moved_env: dict[str, str]) -> dict:
+    app = ROOT / "samples" / name / "app.py"
+    trace = out / "traces" / f"{name}.capnp"
+    archive = work / f"{name}.sprk"
+    trace.unlink(missing_ok=True)
+    result: dict = {}
+    result["stock"] = app_run(app, work / f"{name}-stock.npz", {}, fresh_cache())
+    result["record"] = app_run(app, work / f"{name}-record.npz", {"SLANGPY_RECORD": str(trace)}, fresh_cache())
+    start = time.perf_counter()
+    compiled = run(["spreplay", "compile", str(trace), "-o", str(archive), "--no-cache"], {})
+    result["compile"] = {"wall_s": time.perf_counter() - start, "log_tail": compiled.stderr.splitlines()[-1]}
+    serve = {"SLANGPY_KERNELS": str(archive), "SLANGPY_KERNELS_STRICT": "1", "SLANGPY_KERNELS_SUMMARY": "1",
+             "CUDA_DISABLE_PTX_JIT": "1"}
+    result["served"] = app_run(app, work / f"{name}-served.npz", serve, warm_rhi_cache({}))
+    result["served"]["outputs_identical"] = identical(work / f"{name}-stock.npz", work / f"{name}-served.npz")
+
+    moved_dir = work / "moved" / "samples"
+    shutil.copytree(ROOT / "samples", moved_dir, dirs_exist_ok=True)
+    moved_app = moved_dir / name / "app.py"
+    result["moved"] = app_run(moved_app, work / f"{name}-moved.npz", {**serve, **moved_env}, warm_rhi_cache(moved_env))
+    result["moved"]["outputs_identical"] = identical(work / f"{name}-stock.npz", work / f"{name}-moved.npz")
+
+    edited = stale_edit(moved_dir / name)
+    lenient = {k: v for k, v in serve.items() if k not in ("SLANGPY_KERNELS_STRICT", "CUDA_DISABLE_PTX_JIT")}
+    result["stale"] = app_run(moved_app, work / f"{name}-stale.npz", {**lenient, **moved_env}, fresh_cache())
+    result["stale"]["edited"] = edited
+    result["stale"]["outputs_identical"] = identical(work / f"{name}-stock.npz", work / f"{name}-stale.npz")
+    shutil.rmtree(work / "moved")
+
+    kernels = result["served"].get("entry_points", -1)
+    result["verdict"] = {
+        "served_all": result["served"].get("served") == kernels and result["served"].get("compiled") == 0,
+        "served_no_codegen": result["served"].get("compiled_entry_points") == 0,
+        "served_identical": result["served"]["outputs_identical"],
+        "moved_all_served": result["moved"].get("served") == kernels and result["moved"].get("compiled") == 0,
+        "moved_identical": result["moved"]["outputs_identical"],
+        "stale_missed": result["stale"].get("compiled", 0) > 0,
+        "stale_identical": result["stale"]["outputs_identical"],
+    }
+    return result
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--samples", default=",".join(SAMPLES))
+    args = parser.parse_args()
+    (args.out / "traces").mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix="spreplay-e2e-"))
+    moved_env = relocated_slangpy(work)
+    results = {}
+    for name in args.samples.split(","):
+        results[name] = check_sample(name, args.out, work, moved_env)
+        print(name, json.dumps(results[name]["verdict"]), flush=True)
+        for step in ("stock", "served", "moved", "stale"):
+            r = results[name][step]
+            print(f"  {step:<6} setup {r.get('setup_s')} s, first pass {r.get('first_pass_s')} s, "
+                  f"served {r.get('served')}, compiled {r.get('compiled')}, codegen entry points "
+                  f"{r.get('compiled_entry_points')}/{r.get('entry_points')}", flush=True)
+            for warning in r["warnings"][:4]:
+                print(f"      {warning}", flush=True)
+    (args.out / "e2e.json").write_text(json.dumps(results, indent=2))
+    ok = all(all(r["verdict"].values()) for r in results.values())
+    print("E2E:", "PASS" if ok else "FAIL")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
