@@ -63,10 +63,22 @@ std::string NormalizeSourceText(const std::string& text, const std::vector<Sourc
 ComponentPtr Component::Module(std::string name, std::string path, std::string requested_name,
                                std::optional<std::string> source, std::vector<SourceFile> dependencies) {
   auto module = Make(Kind::kModule);
-  KeyHasher hasher("spreplay.module.v1");
-  hasher.Text(name);
+  KeyHasher hasher("spreplay.module.v2");
   hasher.Integer(source.has_value());
-  if (source) hasher.Text(NormalizeSourceText(*source, dependencies));
+  if (source) {
+    // slangpy names a wrapper module after a hash of its text, and that text
+    // names imported modules by path: both change when the app moves while
+    // the code does not. The text, with both normalized, is the identity.
+    std::string text = NormalizeSourceText(*source, dependencies);
+    if (!name.empty()) {
+      for (size_t at = text.find(name); at != std::string::npos; at = text.find(name, at + 13))
+        text.replace(at, name.size(), "<this module>");
+    }
+    hasher.Text(text);
+  } else {
+    // A module loaded by path is named by its path.
+    hasher.Text(NormalizeSourceText(name, dependencies));
+  }
   // Order-independent: Slang lists files in the order it happened to load them.
   std::vector<Digest> contents;
   for (const SourceFile& file : dependencies) {

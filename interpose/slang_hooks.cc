@@ -222,6 +222,7 @@ SlangResult SLANG_MCALL HookGetEntryPointCode(IComponentType* self, SlangInt ent
     std::lock_guard lock(State().mutex);
     auto it = State().sessions.find(self->getSession());
     if (it != State().sessions.end()) request.session = it->second;
+    request.toolchain = State().toolchain;
   }
   const bool keyable = request.session && request.program->keyable;
   if (keyable) {

@@ -580,7 +580,9 @@ void compute_main(uint3 tid: SV_DispatchThreadID, uniform RWStructuredBuffer<flo
 }
 )";
 
-absl::StatusOr<std::string> CompileDispatch(slang::ISession* session) {
+// `twice_id` -1 asks Slang to pick the id, which makes the code depend on the
+// session's history.
+absl::StatusOr<std::string> CompileDispatch(slang::ISession* session, SlangInt twice_id) {
   ComPtr<ISlangBlob> diagnostics;
   slang::IModule* ops = session->loadModule("ops.slang", diagnostics.WriteRef());
   if (!ops) return absl::InternalError("ops: " + Diagnostics(diagnostics));
@@ -605,7 +607,7 @@ absl::StatusOr<std::string> CompileDispatch(slang::ISession* session) {
   ComPtr<slang::ITypeConformance> twice;
   ComPtr<slang::ITypeConformance> plus;
   if (SLANG_FAILED(session->createTypeConformanceComponentType(layout->findTypeByName("Twice"),
-                                                               interface_type, twice.WriteRef(), -1,
+                                                               interface_type, twice.WriteRef(), twice_id,
                                                                diagnostics.WriteRef())) ||
       SLANG_FAILED(session->createTypeConformanceComponentType(layout->findTypeByName("Plus"),
                                                                interface_type, plus.WriteRef(), 7,
@@ -635,7 +637,7 @@ TEST(ReplayerTest, ReplaysTypeConformancesAndRenamedEntryPoints) {
   Hooks().Start();
   ComPtr<slang::ISession> session;
   ASSERT_EQ(live->createSession(desc.desc(), session.WriteRef()), SLANG_OK);
-  absl::StatusOr<std::string> code = CompileDispatch(session.get());
+  absl::StatusOr<std::string> code = CompileDispatch(session.get(), 3);
   std::vector<Recording> recordings = Hooks().Stop();
   ASSERT_TRUE(code.ok()) << code.status();
   ASSERT_EQ(recordings.size(), 1u);
@@ -652,6 +654,21 @@ TEST(ReplayerTest, ReplaysTypeConformancesAndRenamedEntryPoints) {
     // Witness table ids live in the session: never replay in a used one.
     EXPECT_FALSE(replayed->reused_session);
   }
+}
+
+TEST(ReplayerTest, AutomaticConformanceIdsAreNeverKeyed) {
+  ComPtr<slang::IGlobalSession> live = NewHookedGlobalSession();
+  TempDir sources;
+  sources.Write("ops.slang", kOpsModule);
+  SglCudaSessionDesc desc(live.get(), {sources.path().string()}, 0);
+  Hooks().Start();
+  ComPtr<slang::ISession> session;
+  ASSERT_EQ(live->createSession(desc.desc(), session.WriteRef()), SLANG_OK);
+  absl::StatusOr<std::string> code = CompileDispatch(session.get(), -1);
+  std::vector<Recording> recordings = Hooks().Stop();
+  ASSERT_TRUE(code.ok()) << code.status();
+  ASSERT_EQ(recordings.size(), 1u);
+  EXPECT_FALSE(recordings[0].program->keyable);
 }
 
 }  // namespace
