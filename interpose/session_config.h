@@ -35,8 +35,13 @@ struct SessionConfig {
   bool allow_glsl_syntax = false;
   bool skip_spirv_validation = false;
   std::vector<CompilerOption> options;
+  // Where the slangpy that created the session is installed. sgl passes paths
+  // inside it to Slang (NVRTC's -I for OptiX headers); their content is fixed
+  // by the slangpy version, which every key holds, so keys name the place
+  // "<slangpy>" instead and survive another install location.
+  std::string slangpy_directory;
 
-  static SessionConfig From(const slang::SessionDesc& desc);
+  static SessionConfig From(const slang::SessionDesc& desc, std::string slangpy_directory);
 
   // The content key of the configuration: every field except the locations
   // Slang searches (search paths and include options). What those locations

@@ -54,6 +54,7 @@ struct HookState {
   uint64_t session_count = 0;
   GetFullNameFn get_full_name = nullptr;
   KernelCounts counts;
+  std::string slangpy_directory;  // where slang_library lives
 };
 
 HookState& State() {
@@ -369,7 +370,7 @@ SlangResult SLANG_MCALL HookCreateSession(IGlobalSession* self, const slang::Ses
   Patch(session, kCreateTypeConformance, reinterpret_cast<void*>(&HookCreateTypeConformance));
 
   auto info = std::make_shared<SessionInfo>();
-  info->config = SessionConfig::From(desc);
+  info->config = SessionConfig::From(desc, State().slangpy_directory);
   info->digest = info->config.ContentDigest();
   info->location_digest = info->config.LocationDigest();
   {
@@ -404,6 +405,8 @@ absl::Status ConfigureSlangHooks(const HookOptions& options) {
   State().options = options;
   State().toolchain = options.toolchain;
   if (!options.slang_library.empty()) {
+    const size_t slash = options.slang_library.rfind('/');
+    State().slangpy_directory = slash == std::string::npos ? "" : options.slang_library.substr(0, slash);
     void* handle = dlopen(options.slang_library.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!handle) return absl::NotFoundError(fmt::format("cannot load {}: {}", options.slang_library, dlerror()));
     State().get_full_name = reinterpret_cast<GetFullNameFn>(dlsym(handle, "spReflectionType_GetFullName"));

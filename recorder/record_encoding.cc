@@ -100,6 +100,7 @@ void EncodeSession(const SessionConfig& config, trace_schema::Session::Builder o
   out.setAllowGlslSyntax(config.allow_glsl_syntax);
   out.setSkipSpirvValidation(config.skip_spirv_validation);
   EncodeOptions(config.options, out.initOptions(config.options.size()));
+  out.setSlangpyDirectory(config.slangpy_directory);
 }
 
 absl::StatusOr<SessionConfig> DecodeSession(trace_schema::Session::Reader record) {
@@ -118,6 +119,7 @@ absl::StatusOr<SessionConfig> DecodeSession(trace_schema::Session::Reader record
   config.allow_glsl_syntax = record.getAllowGlslSyntax();
   config.skip_spirv_validation = record.getSkipSpirvValidation();
   config.options = DecodeOptions(record.getOptions());
+  config.slangpy_directory = record.getSlangpyDirectory();
   absl::StatusOr<Digest> claimed = DigestFromData(record.getDigest());
   if (!claimed.ok()) return claimed.status();
   const bool has_location = record.hasLocationDigest();

@@ -84,6 +84,7 @@ struct Session {
   options @10 :List(CompilerOption);   # in order: Include entries, defines, warnings, ...
   locationDigest @11 :Data;      # `digest` plus the search locations: identifies the
                                  # session to replay, where `digest` identifies its output
+  slangpyDirectory @12 :Text;    # where slangpy was installed; named "<slangpy>" in keys
 
   struct Target {
     format @0 :Int32;            # SlangCompileTarget (SLANG_PTX for CUDA)

@@ -150,7 +150,13 @@ def main() -> int:
     moved_env = relocated_slangpy(work)
     results = {}
     for name in args.samples.split(","):
-        results[name] = check_sample(name, args.out, work, moved_env)
+        try:
+            results[name] = check_sample(name, args.out, work, moved_env)
+        except RuntimeError as error:  # report it, and still check the other samples
+            print(f"{name}: {error}", flush=True)
+            results[name] = {"error": str(error)[-3000:], "verdict": {"completed": False}}
+            shutil.rmtree(work / "moved", ignore_errors=True)
+            continue
         print(name, json.dumps(results[name]["verdict"]), flush=True)
         for step in ("stock", "served", "moved", "stale"):
             r = results[name][step]
