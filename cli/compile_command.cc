@@ -1,9 +1,8 @@
+#include <charconv>
 #include <cstdlib>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <charconv>
 
 #include "cli/commands.h"
 #include "common/fmt_absl.h"
@@ -50,7 +49,9 @@ int RunCompile(std::span<char*> args) {
   options.cache_directory = DefaultCacheDirectory();
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string_view arg = args[i];
-    auto value = [&]() -> std::string_view { return i + 1 < args.size() ? std::string_view(args[++i]) : ""; };
+    auto value = [&]() -> std::string_view {
+      return i + 1 < args.size() ? std::string_view(args[++i]) : "";
+    };
     if (arg == "-o" || arg == "--output") {
       output = value();
     } else if (arg == "--arch") {
@@ -58,11 +59,13 @@ int RunCompile(std::span<char*> args) {
       for (std::string_view item : SplitCommas(value())) {
         if (item.starts_with("sm_")) item.remove_prefix(3);
         uint32_t arch = 0;
-        if (!ParseNumber(item, arch) || arch < 50) return UsageError(fmt::format("bad arch '{}'", item));
+        if (!ParseNumber(item, arch) || arch < 50)
+          return UsageError(fmt::format("bad arch '{}'", item));
         options.arches.push_back(arch);
       }
     } else if (arg == "--jobs" || arg == "-j") {
-      if (!ParseNumber(value(), options.jobs) || options.jobs < 1) return UsageError("--jobs needs a positive number");
+      if (!ParseNumber(value(), options.jobs) || options.jobs < 1)
+        return UsageError("--jobs needs a positive number");
     } else if (arg == "--cache") {
       options.cache_directory = value();
     } else if (arg == "--no-cache") {
@@ -77,7 +80,8 @@ int RunCompile(std::span<char*> args) {
       traces.emplace_back(arg);
     }
   }
-  if (traces.empty() || output.empty()) return UsageError("needs at least one trace and -o ARCHIVE");
+  if (traces.empty() || output.empty())
+    return UsageError("needs at least one trace and -o ARCHIVE");
   if (options.arches.empty()) return UsageError("--arch needs at least one architecture");
 
   absl::StatusOr<Trace> trace = Trace::ReadAll(traces);
@@ -86,24 +90,27 @@ int RunCompile(std::span<char*> args) {
     return 1;
   }
   if (!trace->damage().empty()) {
-    fmt::print(stderr, "spreplay compile: warning: {} damaged region(s) in the trace skipped; first: {}\n",
+    fmt::print(stderr,
+               "spreplay compile: warning: {} damaged region(s) in the trace skipped; first: {}\n",
                trace->damage().size(), trace->damage().front().reason);
   }
   size_t done = 0;
   const size_t total = trace->kernels().size();
-  options.progress = [&](const std::string& line) { fmt::print(stderr, "[{}/{}] {}\n", ++done, total, line); };
+  options.progress = [&](const std::string& line) {
+    fmt::print(stderr, "[{}/{}] {}\n", ++done, total, line);
+  };
   absl::StatusOr<CompileReport> report = CompileTrace(*trace, output, options);
   if (!report.ok()) {
     fmt::print(stderr, "spreplay compile: {}\n", report.status());
     return 1;
   }
   const size_t failed = report->failed();
-  const size_t compiled = std::count_if(report->kernels.begin(), report->kernels.end(), [](const KernelOutcome& k) {
-    return k.status == KernelOutcome::Status::kCompiled;
-  });
-  fmt::print(stderr, "{}: {} kernel(s) for sm_{} with {}, {} bytes, in {:.1f} s{}\n", output, compiled,
-             fmt::join(options.arches, ",sm_"), report->sass_tool, report->archive_bytes, report->wall_seconds,
-             failed ? fmt::format("; {} FAILED (see above)", failed) : "");
+  const size_t compiled = std::count_if(
+      report->kernels.begin(), report->kernels.end(),
+      [](const KernelOutcome& k) { return k.status == KernelOutcome::Status::kCompiled; });
+  fmt::print(stderr, "{}: {} kernel(s) for sm_{} with {}, {} bytes, in {:.1f} s{}\n", output,
+             compiled, fmt::join(options.arches, ",sm_"), report->sass_tool, report->archive_bytes,
+             report->wall_seconds, failed ? fmt::format("; {} FAILED (see above)", failed) : "");
   return failed ? 1 : 0;
 }
 

@@ -9,7 +9,8 @@
 namespace spreplay {
 
 int RunExtract(std::span<char*> args) {
-  constexpr std::string_view kUsage = "usage: spreplay extract ARCHIVE KEY -o OUT.fatbin   (KEY: hex, a prefix is enough)\n";
+  constexpr std::string_view kUsage =
+      "usage: spreplay extract ARCHIVE KEY -o OUT.fatbin   (KEY: hex, a prefix is enough)\n";
   std::string archive_path, key_prefix, output;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string_view arg = args[i];
@@ -41,22 +42,26 @@ int RunExtract(std::span<char*> args) {
     for (auto byte : key) hex += fmt::format("{:02x}", byte);
     if (!hex.starts_with(key_prefix)) continue;
     if (match) {
-      fmt::print(stderr, "spreplay extract: '{}' matches more than one kernel; give more digits\n", key_prefix);
+      fmt::print(stderr, "spreplay extract: '{}' matches more than one kernel; give more digits\n",
+                 key_prefix);
       return 1;
     }
     match = kernel;
   }
   if (!match) {
-    fmt::print(stderr, "spreplay extract: no kernel in {} has a key starting with '{}'\n", archive_path, key_prefix);
+    fmt::print(stderr, "spreplay extract: no kernel in {} has a key starting with '{}'\n",
+               archive_path, key_prefix);
     return 1;
   }
-  absl::StatusOr<std::span<const std::byte>> fatbin = archive->Blob(*match, schema::BlobKind::FATBIN);
+  absl::StatusOr<std::span<const std::byte>> fatbin =
+      archive->Blob(*match, schema::BlobKind::FATBIN);
   if (!fatbin.ok()) {
     fmt::print(stderr, "spreplay extract: {}\n", fatbin.status());
     return 1;
   }
   std::ofstream file(output, std::ios::binary | std::ios::trunc);
-  file.write(reinterpret_cast<const char*>(fatbin->data()), static_cast<std::streamsize>(fatbin->size()));
+  file.write(reinterpret_cast<const char*>(fatbin->data()),
+             static_cast<std::streamsize>(fatbin->size()));
   if (!file.flush()) {
     fmt::print(stderr, "spreplay extract: cannot write {}\n", output);
     return 1;

@@ -1,6 +1,5 @@
-#include <string_view>
-
 #include <fstream>
+#include <string_view>
 
 #include "archive/archive.h"
 #include "archive/describe_archive.h"

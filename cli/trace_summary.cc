@@ -1,8 +1,8 @@
 #include "cli/trace_summary.h"
 
-#include <algorithm>
-
 #include <capnp/compat/json.h>
+
+#include <algorithm>
 
 #include "archive/json_writer.h"
 #include "fmt/format.h"
@@ -18,10 +18,14 @@ std::string Bytes(uint64_t size) {
 
 std::string KindName(trace_schema::CallSite::Kind kind) {
   switch (kind) {
-    case trace_schema::CallSite::Kind::CALL: return "call";
-    case trace_schema::CallSite::Kind::BACKWARD_CALL: return "bwds";
-    case trace_schema::CallSite::Kind::RAW_DISPATCH: return "dispatch";
-    case trace_schema::CallSite::Kind::RAY_TRACING: return "raytracing";
+    case trace_schema::CallSite::Kind::CALL:
+      return "call";
+    case trace_schema::CallSite::Kind::BACKWARD_CALL:
+      return "bwds";
+    case trace_schema::CallSite::Kind::RAW_DISPATCH:
+      return "dispatch";
+    case trace_schema::CallSite::Kind::RAY_TRACING:
+      return "raytracing";
   }
   return "?";
 }
@@ -33,7 +37,8 @@ std::string Signature(trace_schema::CallSite::Reader call_site) {
     const std::string type = argument.getSlangType().size() ? argument.getSlangType().cStr()
                                                             : argument.getVectorType().cStr();
     text += fmt::format("{}: {}", argument.getName().cStr(), type);
-    if (argument.getDimensionality() > 0) text += fmt::format("[{}d]", argument.getDimensionality());
+    if (argument.getDimensionality() > 0)
+      text += fmt::format("[{}d]", argument.getDimensionality());
   }
   return text;
 }
@@ -63,25 +68,28 @@ std::string DescribeTrace(const Trace& trace) {
                        trace.damage()[0].offset, trace.damage()[0].reason);
   }
   if (trace.unknown_records() || trace.undecodable_records()) {
-    out += fmt::format("  skipped: {} record(s) of kinds this spreplay does not know, {} undecodable\n",
-                       trace.unknown_records(), trace.undecodable_records());
+    out += fmt::format(
+        "  skipped: {} record(s) of kinds this spreplay does not know, {} undecodable\n",
+        trace.unknown_records(), trace.undecodable_records());
   }
 
-  out += fmt::format("\n{:<16}  {:<10}  {:<12}  {:<24}  {:<9}  {:>9}  {:>9}  {}\n", "KERNEL", "KIND",
-                     "MODULE", "FUNCTION", "COMPILE", "WRAPPER", "PTX", "SIGNATURE");
+  out += fmt::format("\n{:<16}  {:<10}  {:<12}  {:<24}  {:<9}  {:>9}  {:>9}  {}\n", "KERNEL",
+                     "KIND", "MODULE", "FUNCTION", "COMPILE", "WRAPPER", "PTX", "SIGNATURE");
   for (const KernelRecord& kernel : trace.kernels()) {
     std::vector<trace_schema::CallSite::Reader> call_sites = trace.CallSitesOf(kernel);
     uint64_t wrapper_size = 0;
     if (absl::StatusOr<ComponentPtr> program = trace.FindComponent(kernel.program); program.ok()) {
       std::function<void(const ComponentPtr&)> visit = [&](const ComponentPtr& node) {
-        if (node->kind == Component::Kind::kModule && node->source) wrapper_size += node->source->size();
+        if (node->kind == Component::Kind::kModule && node->source)
+          wrapper_size += node->source->size();
         for (const ComponentPtr& child : node->children) visit(child);
       };
       visit(*program);
     }
     const std::string kind = call_sites.empty() ? "-" : KindName(call_sites[0].getKind());
     const std::string module = call_sites.empty() ? "-" : call_sites[0].getModule().cStr();
-    const std::string function = call_sites.empty() ? kernel.entry_point_name : call_sites[0].getFunction().cStr();
+    const std::string function =
+        call_sites.empty() ? kernel.entry_point_name : call_sites[0].getFunction().cStr();
     out += fmt::format("{:<16}  {:<10}  {:<12}  {:<24}  {:>7.2f} s  {:>9}  {:>9}  {}\n",
                        kernel.key.ToHex().substr(0, 16), kind, Clip(module, 12), Clip(function, 24),
                        kernel.compile_seconds, Bytes(wrapper_size), Bytes(kernel.code.size()),
@@ -89,13 +97,17 @@ std::string DescribeTrace(const Trace& trace) {
   }
   size_t without_kernel = 0;
   for (auto call_site : trace.call_sites()) {
-    bool found = std::any_of(trace.kernels().begin(), trace.kernels().end(), [&](const KernelRecord& kernel) {
-      return std::find(kernel.module_names.begin(), kernel.module_names.end(),
-                       std::string(call_site.getSlangpyHash().cStr())) != kernel.module_names.end();
-    });
+    bool found = std::any_of(
+        trace.kernels().begin(), trace.kernels().end(), [&](const KernelRecord& kernel) {
+          return std::find(kernel.module_names.begin(), kernel.module_names.end(),
+                           std::string(call_site.getSlangpyHash().cStr())) !=
+                 kernel.module_names.end();
+        });
     if (found) continue;
-    if (without_kernel++ == 0) out += "\ncall sites without a recorded kernel (not compiled by Slang on this device):\n";
-    out += fmt::format("  {:<16}  {:<10}  {:<12}  {:<24}  {}\n", std::string(call_site.getSlangpyHash().cStr()).substr(0, 16),
+    if (without_kernel++ == 0)
+      out += "\ncall sites without a recorded kernel (not compiled by Slang on this device):\n";
+    out += fmt::format("  {:<16}  {:<10}  {:<12}  {:<24}  {}\n",
+                       std::string(call_site.getSlangpyHash().cStr()).substr(0, 16),
                        KindName(call_site.getKind()), Clip(call_site.getModule().cStr(), 12),
                        Clip(call_site.getFunction().cStr(), 24), Signature(call_site));
   }

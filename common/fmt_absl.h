@@ -22,7 +22,7 @@ template <>
 struct fmt::formatter<absl::Status> : fmt::formatter<std::string_view> {
   auto format(const absl::Status& status, fmt::format_context& context) const {
     const absl::string_view message = status.message();
-    return fmt::formatter<std::string_view>::format(std::string_view(message.data(), message.size()),
-                                                    context);
+    return fmt::formatter<std::string_view>::format(
+        std::string_view(message.data(), message.size()), context);
   }
 };

@@ -13,8 +13,10 @@
 namespace spreplay {
 
 std::string DefaultCacheDirectory() {
-  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) return std::string(xdg) + "/spreplay";
-  if (const char* home = std::getenv("HOME"); home && *home) return std::string(home) + "/.cache/spreplay";
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
+    return std::string(xdg) + "/spreplay";
+  if (const char* home = std::getenv("HOME"); home && *home)
+    return std::string(home) + "/.cache/spreplay";
   return "";
 }
 
@@ -43,7 +45,9 @@ absl::Status CompileCache::Put(const Digest& name, std::string_view bytes) const
   const std::string path = PathOf(name);
   std::error_code error;
   std::filesystem::create_directories(std::filesystem::path(path).parent_path(), error);
-  if (error) return absl::InternalError(fmt::format("cannot create the compile cache at {}: {}", directory_, error.message()));
+  if (error)
+    return absl::InternalError(
+        fmt::format("cannot create the compile cache at {}: {}", directory_, error.message()));
   const std::string temporary = fmt::format("{}.tmp.{}.{}", path, getpid(), std::random_device{}());
   {
     std::ofstream file(temporary, std::ios::binary | std::ios::trunc);
@@ -52,7 +56,8 @@ absl::Status CompileCache::Put(const Digest& name, std::string_view bytes) const
     file.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
     if (!file) {
       std::filesystem::remove(temporary, error);
-      return absl::InternalError(fmt::format("cannot write to the compile cache at {}", directory_));
+      return absl::InternalError(
+          fmt::format("cannot write to the compile cache at {}", directory_));
     }
   }
   std::filesystem::rename(temporary, path, error);

@@ -16,9 +16,9 @@ inline const std::vector<uint32_t> kDefaultArches = {75, 80, 86, 89, 90, 100, 12
 
 struct CompileOptions {
   std::vector<uint32_t> arches = kDefaultArches;
-  int jobs = 0;                 // 0: one per core
-  std::string cache_directory;  // empty: no compile cache
-  std::string cuda_root;        // empty: FindCudaRoot()
+  int jobs = 0;                        // 0: one per core
+  std::string cache_directory;         // empty: no compile cache
+  std::string cuda_root;               // empty: FindCudaRoot()
   std::string sass_backend = "ptxas";  // or "nvjitlink"
   // Called with one human-readable line per finished kernel.
   std::function<void(const std::string&)> progress;

@@ -5,6 +5,7 @@
 #include <mutex>
 #include <thread>
 
+#include "absl/container/flat_hash_set.h"
 #include "archive/archive_writer.h"
 #include "common/fmt_absl.h"
 #include "compiler/compile_cache.h"
@@ -33,10 +34,14 @@ std::string_view WithoutNul(std::string_view code) {
 
 std::string KindText(trace_schema::CallSite::Kind kind) {
   switch (kind) {
-    case trace_schema::CallSite::Kind::CALL: return "call";
-    case trace_schema::CallSite::Kind::BACKWARD_CALL: return "bwds";
-    case trace_schema::CallSite::Kind::RAW_DISPATCH: return "dispatch";
-    case trace_schema::CallSite::Kind::RAY_TRACING: return "raytracing";
+    case trace_schema::CallSite::Kind::CALL:
+      return "call";
+    case trace_schema::CallSite::Kind::BACKWARD_CALL:
+      return "bwds";
+    case trace_schema::CallSite::Kind::RAW_DISPATCH:
+      return "dispatch";
+    case trace_schema::CallSite::Kind::RAY_TRACING:
+      return "raytracing";
   }
   return "?";
 }
@@ -70,11 +75,12 @@ void DescribeCallSite(const Trace& trace, KernelJob& job) {
   job.call_site.function_name = call_site.getFunction();
   job.call_site.call_kind = KindText(call_site.getKind());
   job.call_site.wrapper_module_name = call_site.getSlangpyHash();
-  job.outcome.label = fmt::format("{}.{} ({})", job.call_site.module_name, job.call_site.function_name,
-                                  job.call_site.call_kind);
+  job.outcome.label = fmt::format("{}.{} ({})", job.call_site.module_name,
+                                  job.call_site.function_name, job.call_site.call_kind);
   if (call_site.getKind() == trace_schema::CallSite::Kind::RAY_TRACING) {
     job.outcome.status = KernelOutcome::Status::kUnsupported;
-    job.outcome.message = "ray-tracing call sites (OptiX) are not supported yet; they compile at run time";
+    job.outcome.message =
+        "ray-tracing call sites (OptiX) are not supported yet; they compile at run time";
   }
 }
 
@@ -85,9 +91,10 @@ void Replay(const Trace& trace, Replayer& replayer, const CompileCache& cache, K
   const KernelRecord& record = *job.record;
   const std::string build_tag = replayer.BuildTag();
   if (record.toolchain.find(build_tag) == std::string::npos) {
-    return job.Fail(fmt::format("recorded with {}, but this spreplay replays with Slang {}: install the "
-                                "slangpy the trace was recorded with",
-                                record.toolchain, build_tag));
+    return job.Fail(
+        fmt::format("recorded with {}, but this spreplay replays with Slang {}: install the "
+                    "slangpy the trace was recorded with",
+                    record.toolchain, build_tag));
   }
   const Digest proof = KeyHasher("spreplay.verified-ptx.v1")
                            .Hash(record.key)
@@ -108,10 +115,12 @@ void Replay(const Trace& trace, Replayer& replayer, const CompileCache& cache, K
   if (!snapshot.ok()) return job.Fail(std::string(snapshot.status().message()));
   absl::StatusOr<ReplayedKernel> replayed =
       replayer.Replay(*session, *program, record.entry_point_index, record.target_index, *snapshot);
-  if (!replayed.ok()) return job.Fail(fmt::format("Slang could not rebuild it: {}", replayed.status()));
+  if (!replayed.ok())
+    return job.Fail(fmt::format("Slang could not rebuild it: {}", replayed.status()));
   job.outcome.front_end_seconds = replayed->front_end_seconds;
   job.outcome.codegen_seconds = replayed->codegen_seconds;
-  if (std::string difference = DescribePtxDifference(record.code, replayed->code); !difference.empty())
+  if (std::string difference = DescribePtxDifference(record.code, replayed->code);
+      !difference.empty())
     return job.Fail(std::move(difference));
   if (absl::Status status = cache.Put(proof, "verified"); !status.ok())
     fmt::print(stderr, "spreplay: warning: {}\n", status);
@@ -119,8 +128,11 @@ void Replay(const Trace& trace, Replayer& replayer, const CompileCache& cache, K
 
 void BuildSass(const SassBuilder& builder, const CompileCache& cache, KernelJob& job, uint32_t arch,
                std::mutex& mutex) {
-  const Digest name =
-      KeyHasher("spreplay.sass.v1").Hash(Sha256Of(job.ptx)).Integer(arch).Text(builder.identity()).Finish();
+  const Digest name = KeyHasher("spreplay.sass.v1")
+                          .Hash(Sha256Of(job.ptx))
+                          .Integer(arch)
+                          .Text(builder.identity())
+                          .Finish();
   const Clock::time_point start = Clock::now();
   std::optional<std::string> cubin = cache.Get(name);
   if (!cubin) {
@@ -139,7 +151,8 @@ void BuildSass(const SassBuilder& builder, const CompileCache& cache, KernelJob&
   job.cubins[arch] = *std::move(cubin);
 }
 
-KernelMetadata MetadataOf(const KernelJob& job, const std::vector<uint32_t>& arches, uint32_t ptx_arch) {
+KernelMetadata MetadataOf(const KernelJob& job, const std::vector<uint32_t>& arches,
+                          uint32_t ptx_arch) {
   KernelMetadata metadata;
   metadata.key = job.record->key;
   metadata.call_site = job.call_site;
@@ -147,8 +160,12 @@ KernelMetadata MetadataOf(const KernelJob& job, const std::vector<uint32_t>& arc
   metadata.program_digest = job.record->program;
   metadata.sass_arches = arches;
   metadata.ptx_arch = ptx_arch;
+  absl::flat_hash_set<std::pair<Digest, std::string>> listed;
   std::function<void(const ComponentPtr&)> collect = [&](const ComponentPtr& node) {
-    for (const SourceFile& file : node->dependencies) metadata.manifest.push_back({file.content, file.path});
+    for (const SourceFile& file : node->dependencies) {
+      if (listed.insert({file.content, file.path}).second)
+        metadata.manifest.push_back({file.content, file.path});
+    }
     for (const ComponentPtr& child : node->children) collect(child);
   };
   if (job.program) collect(job.program);
@@ -164,7 +181,8 @@ std::vector<std::byte> Bytes(std::string_view text) {
 
 size_t CompileReport::failed() const {
   size_t count = 0;
-  for (const KernelOutcome& kernel : kernels) count += kernel.status == KernelOutcome::Status::kFailed;
+  for (const KernelOutcome& kernel : kernels)
+    count += kernel.status == KernelOutcome::Status::kFailed;
   return count;
 }
 
@@ -179,10 +197,12 @@ absl::StatusOr<CompileReport> CompileTrace(const Trace& trace, const std::string
   absl::StatusOr<FatbinPacker> packer = FatbinPacker::Create(cuda_root);
   if (!packer.ok()) return packer.status();
   const CompileCache cache(options.cache_directory);
-  const size_t workers = options.jobs > 0 ? options.jobs : std::max(1u, std::thread::hardware_concurrency());
+  const size_t workers =
+      options.jobs > 0 ? options.jobs : std::max(1u, std::thread::hardware_concurrency());
   if (trace.kernels().empty()) {
     return absl::FailedPreconditionError(fmt::format(
-        "{} holds no kernels: record on a CUDA device (SLANGPY_RECORD=... python app.py)", trace.name()));
+        "{} holds no kernels: record on a CUDA device (SLANGPY_RECORD=... python app.py)",
+        trace.name()));
   }
 
   std::vector<KernelJob> jobs(trace.kernels().size());
@@ -191,7 +211,8 @@ absl::StatusOr<CompileReport> CompileTrace(const Trace& trace, const std::string
     jobs[i].outcome.key = jobs[i].record->key;
     jobs[i].outcome.status = KernelOutcome::Status::kCompiled;
     DescribeCallSite(trace, jobs[i]);
-    if (absl::StatusOr<ComponentPtr> program = trace.FindComponent(jobs[i].record->program); program.ok())
+    if (absl::StatusOr<ComponentPtr> program = trace.FindComponent(jobs[i].record->program);
+        program.ok())
       jobs[i].program = *program;
   }
 
@@ -244,17 +265,19 @@ absl::StatusOr<CompileReport> CompileTrace(const Trace& trace, const std::string
     if (!job.failed()) {
       std::vector<KernelBinary> binaries;
       binaries.push_back({schema::BlobKind::FATBIN, 0, Bytes(job.fatbin)});
-      binaries.push_back({schema::BlobKind::PTX, PtxTargetArch(job.ptx).value_or(0), Bytes(job.ptx)});
-      absl::Status added = writer.Add(MetadataOf(job, options.arches, PtxTargetArch(job.ptx).value_or(0)),
-                                      std::move(binaries));
+      binaries.push_back(
+          {schema::BlobKind::PTX, PtxTargetArch(job.ptx).value_or(0), Bytes(job.ptx)});
+      absl::Status added = writer.Add(
+          MetadataOf(job, options.arches, PtxTargetArch(job.ptx).value_or(0)), std::move(binaries));
       if (!added.ok()) job.Fail(std::string(added.message()));
     }
     if (options.progress) {
       std::string line;
       switch (job.outcome.status) {
         case KernelOutcome::Status::kCompiled:
-          line = fmt::format("compiled {}: PTX identical{}, {} arches, fatbin {} bytes", job.outcome.label,
-                             job.outcome.replay_cached ? " (cached)" : "", options.arches.size(),
+          line = fmt::format("compiled {}: PTX identical{}, SASS for {} arch{}, fatbin {} bytes",
+                             job.outcome.label, job.outcome.replay_cached ? " (cached)" : "",
+                             options.arches.size(), options.arches.size() == 1 ? "" : "es",
                              job.outcome.fatbin_bytes);
           break;
         case KernelOutcome::Status::kUnsupported:

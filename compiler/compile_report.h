@@ -17,8 +17,8 @@ struct KernelOutcome {
   Status status = Status::kFailed;
   std::string message;  // why it failed, with Slang's or ptxas' diagnostics
   bool replay_cached = false;
-  double front_end_seconds = 0;  // Slang session, modules, composition, link
-  double codegen_seconds = 0;    // Slang codegen + NVRTC
+  double front_end_seconds = 0;             // Slang session, modules, composition, link
+  double codegen_seconds = 0;               // Slang codegen + NVRTC
   std::map<uint32_t, double> sass_seconds;  // per arch; 0 for a cache hit
   uint64_t ptx_bytes = 0;
   uint64_t fatbin_bytes = 0;

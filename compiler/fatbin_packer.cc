@@ -33,15 +33,18 @@ absl::StatusOr<std::string> FatbinPacker::Pack(const std::map<uint32_t, std::str
   absl::StatusOr<ProcessResult> run = RunProcess(argv);
   if (!run.ok()) return run.status();
   if (run->exit_code != 0)
-    return absl::InternalError(fmt::format("fatbinary failed (exit {}):\n{}", run->exit_code, run->output));
+    return absl::InternalError(
+        fmt::format("fatbinary failed (exit {}):\n{}", run->exit_code, run->output));
   return ReadFile(scratch->File("kernel.fatbin"));
 }
 
 absl::StatusOr<uint32_t> PtxTargetArch(std::string_view ptx) {
   const size_t at = ptx.find("\n.target sm_");
-  if (at == std::string_view::npos) return absl::InvalidArgumentError("the PTX declares no .target sm_NN");
+  if (at == std::string_view::npos)
+    return absl::InvalidArgumentError("the PTX declares no .target sm_NN");
   uint32_t arch = 0;
-  for (size_t i = at + 12; i < ptx.size() && ptx[i] >= '0' && ptx[i] <= '9'; ++i) arch = arch * 10 + (ptx[i] - '0');
+  for (size_t i = at + 12; i < ptx.size() && ptx[i] >= '0' && ptx[i] <= '9'; ++i)
+    arch = arch * 10 + (ptx[i] - '0');
   if (arch == 0) return absl::InvalidArgumentError("the PTX's .target is not sm_NN");
   return arch;
 }

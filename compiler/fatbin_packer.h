@@ -16,8 +16,8 @@ class FatbinPacker {
   static absl::StatusOr<FatbinPacker> Create(const std::string& cuda_root);
 
   // `cubins` by arch; `ptx` without a trailing NUL, targeting `ptx_arch`.
-  absl::StatusOr<std::string> Pack(const std::map<uint32_t, std::string>& cubins, std::string_view ptx,
-                                   uint32_t ptx_arch) const;
+  absl::StatusOr<std::string> Pack(const std::map<uint32_t, std::string>& cubins,
+                                   std::string_view ptx, uint32_t ptx_arch) const;
 
  private:
   explicit FatbinPacker(std::string fatbinary) : fatbinary_(std::move(fatbinary)) {}

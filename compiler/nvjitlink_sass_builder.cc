@@ -29,7 +29,8 @@ struct NvJitLinkApi {
 
 class NvJitLinkBuilder final : public SassBuilder {
  public:
-  NvJitLinkBuilder(NvJitLinkApi api, std::string identity) : api_(api), identity_(std::move(identity)) {}
+  NvJitLinkBuilder(NvJitLinkApi api, std::string identity)
+      : api_(api), identity_(std::move(identity)) {}
 
   absl::StatusOr<std::string> Build(std::string_view ptx, uint32_t arch) const override {
     const std::string arch_option = fmt::format("-arch=sm_{}", arch);
@@ -77,10 +78,12 @@ absl::StatusOr<std::unique_ptr<SassBuilder>> MakeNvJitLinkBuilder(const std::str
     if (std::filesystem::exists(candidate)) path = candidate.string();
   }
   void* library = path.empty() ? nullptr : dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!library) return absl::NotFoundError(fmt::format("libnvJitLink not found under {}/lib64", cuda_root));
+  if (!library)
+    return absl::NotFoundError(fmt::format("libnvJitLink not found under {}/lib64", cuda_root));
   NvJitLinkApi api{};
   const bool complete =
-      Resolve(library, "__nvJitLinkCreate_13_0", api.create) && Resolve(library, "__nvJitLinkDestroy_13_0", api.destroy) &&
+      Resolve(library, "__nvJitLinkCreate_13_0", api.create) &&
+      Resolve(library, "__nvJitLinkDestroy_13_0", api.destroy) &&
       Resolve(library, "__nvJitLinkAddData_13_0", api.add_data) &&
       Resolve(library, "__nvJitLinkComplete_13_0", api.complete) &&
       Resolve(library, "__nvJitLinkGetLinkedCubinSize_13_0", api.get_cubin_size) &&
@@ -88,10 +91,12 @@ absl::StatusOr<std::unique_ptr<SassBuilder>> MakeNvJitLinkBuilder(const std::str
       Resolve(library, "__nvJitLinkGetErrorLogSize_13_0", api.get_error_log_size) &&
       Resolve(library, "__nvJitLinkGetErrorLog_13_0", api.get_error_log) &&
       Resolve(library, "nvJitLinkVersion", api.version);
-  if (!complete) return absl::NotFoundError(fmt::format("{} lacks the nvJitLink 13.0 entry points", path));
+  if (!complete)
+    return absl::NotFoundError(fmt::format("{} lacks the nvJitLink 13.0 entry points", path));
   unsigned major = 0, minor = 0;
   api.version(&major, &minor);
-  return std::unique_ptr<SassBuilder>(new NvJitLinkBuilder(api, fmt::format("nvJitLink {}.{}", major, minor)));
+  return std::unique_ptr<SassBuilder>(
+      new NvJitLinkBuilder(api, fmt::format("nvJitLink {}.{}", major, minor)));
 }
 
 }  // namespace spreplay

@@ -17,11 +17,14 @@ std::string DescribePtxDifference(std::string_view recorded, std::string_view re
   }
   auto line_of = [start](std::string_view text) {
     const size_t end = text.find('\n', start);
-    return std::string(text.substr(std::min(start, text.size()), end == std::string_view::npos ? std::string_view::npos : end - start));
+    return std::string(text.substr(std::min(start, text.size()), end == std::string_view::npos
+                                                                     ? std::string_view::npos
+                                                                     : end - start));
   };
-  return fmt::format("PTX differs from the recorded PTX at line {} (byte {}):\n  recorded: {}\n  replayed: {}\n"
-                     "  ({} vs {} bytes; a different Slang or NVRTC than the app used?)",
-                     line, at, line_of(recorded), line_of(replayed), recorded.size(), replayed.size());
+  return fmt::format(
+      "PTX differs from the recorded PTX at line {} (byte {}):\n  recorded: {}\n  replayed: {}\n"
+      "  ({} vs {} bytes; a different Slang or NVRTC than the app used?)",
+      line, at, line_of(recorded), line_of(replayed), recorded.size(), replayed.size());
 }
 
 }  // namespace spreplay

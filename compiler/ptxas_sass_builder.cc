@@ -27,8 +27,8 @@ class PtxasBuilder final : public SassBuilder {
         RunProcess({ptxas_, fmt::format("-arch=sm_{}", arch), input, "-o", output});
     if (!run.ok()) return run.status();
     if (run->exit_code != 0) {
-      return absl::InternalError(
-          fmt::format("ptxas -arch=sm_{} failed (exit {}):\n{}", arch, run->exit_code, run->output));
+      return absl::InternalError(fmt::format("ptxas -arch=sm_{} failed (exit {}):\n{}", arch,
+                                             run->exit_code, run->output));
     }
     return ReadFile(output);
   }
@@ -45,7 +45,8 @@ class PtxasBuilder final : public SassBuilder {
 std::string FindCudaRoot() {
   for (const char* variable : {"CUDA_HOME", "CUDA_PATH"}) {
     const char* value = std::getenv(variable);
-    if (value && std::filesystem::exists(std::filesystem::path(value) / "bin" / "ptxas")) return value;
+    if (value && std::filesystem::exists(std::filesystem::path(value) / "bin" / "ptxas"))
+      return value;
   }
   return "/usr/local/cuda";
 }

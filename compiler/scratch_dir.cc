@@ -18,7 +18,8 @@ absl::StatusOr<ScratchDir> ScratchDir::Create(const std::string& prefix) {
   if (error) base = "/tmp";
   std::string pattern = (base / (prefix + "XXXXXX")).string();
   if (!mkdtemp(pattern.data()))
-    return absl::InternalError(fmt::format("cannot create a temporary directory: {}", std::strerror(errno)));
+    return absl::InternalError(
+        fmt::format("cannot create a temporary directory: {}", std::strerror(errno)));
   return ScratchDir(pattern);
 }
 

@@ -32,7 +32,8 @@ class SnapshotBuilder {
       absl::StatusOr<ComponentPtr> module = trace_.FindComponent(file.content);
       if (!module.ok() || (*module)->kind != Component::Kind::kModule || !(*module)->source) {
         return absl::NotFoundError(fmt::format("the trace has no copy of {} ({}), which {} read",
-                                               file.path, file.content.ToHex().substr(0, 16), node.name));
+                                               file.path, file.content.ToHex().substr(0, 16),
+                                               node.name));
       }
       if (!visited_.insert((*module)->digest).second) continue;
       snapshot_.string_modules.push_back(*module);

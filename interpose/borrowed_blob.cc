@@ -11,10 +11,12 @@ class BorrowedBlob : public ISlangBlob {
   BorrowedBlob(const void* data, size_t size) : data_(data), size_(size) {}
   virtual ~BorrowedBlob() = default;
 
-  SLANG_NO_THROW SlangResult SLANG_MCALL queryInterface(const SlangUUID& uuid, void** out) override {
+  SLANG_NO_THROW SlangResult SLANG_MCALL queryInterface(const SlangUUID& uuid,
+                                                        void** out) override {
     const SlangUUID blob = ISlangBlob::getTypeGuid();
     const SlangUUID unknown = ISlangUnknown::getTypeGuid();
-    if (std::memcmp(&uuid, &blob, sizeof uuid) == 0 || std::memcmp(&uuid, &unknown, sizeof uuid) == 0) {
+    if (std::memcmp(&uuid, &blob, sizeof uuid) == 0 ||
+        std::memcmp(&uuid, &unknown, sizeof uuid) == 0) {
       addRef();
       *out = static_cast<ISlangBlob*>(this);
       return SLANG_OK;

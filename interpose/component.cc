@@ -27,19 +27,28 @@ void HashChildren(KeyHasher& hasher, const std::vector<ComponentPtr>& children) 
 
 const char* KindName(Component::Kind kind) {
   switch (kind) {
-    case Component::Kind::kModule: return "module";
-    case Component::Kind::kEntryPoint: return "entry-point";
-    case Component::Kind::kTypeConformance: return "type-conformance";
-    case Component::Kind::kComposite: return "composite";
-    case Component::Kind::kLinked: return "linked";
-    case Component::Kind::kRenamed: return "renamed";
-    case Component::Kind::kSpecialized: return "specialized";
-    case Component::Kind::kOpaque: return "opaque";
+    case Component::Kind::kModule:
+      return "module";
+    case Component::Kind::kEntryPoint:
+      return "entry-point";
+    case Component::Kind::kTypeConformance:
+      return "type-conformance";
+    case Component::Kind::kComposite:
+      return "composite";
+    case Component::Kind::kLinked:
+      return "linked";
+    case Component::Kind::kRenamed:
+      return "renamed";
+    case Component::Kind::kSpecialized:
+      return "specialized";
+    case Component::Kind::kOpaque:
+      return "opaque";
   }
   return "?";
 }
 
-std::string NormalizeSourceText(const std::string& text, const std::vector<SourceFile>& dependencies) {
+std::string NormalizeSourceText(const std::string& text,
+                                const std::vector<SourceFile>& dependencies) {
   // Longest paths first, so that "/a/b.slang" is not half-replaced via "/a/b".
   std::vector<std::pair<std::string, std::string>> replacements;
   for (const SourceFile& file : dependencies) {
@@ -54,14 +63,16 @@ std::string NormalizeSourceText(const std::string& text, const std::vector<Sourc
             [](const auto& a, const auto& b) { return a.first.size() > b.first.size(); });
   std::string normalized = text;
   for (const auto& [from, to] : replacements) {
-    for (size_t at = normalized.find(from); at != std::string::npos; at = normalized.find(from, at + to.size()))
+    for (size_t at = normalized.find(from); at != std::string::npos;
+         at = normalized.find(from, at + to.size()))
       normalized.replace(at, from.size(), to);
   }
   return normalized;
 }
 
 ComponentPtr Component::Module(std::string name, std::string path, std::string requested_name,
-                               std::optional<std::string> source, std::vector<SourceFile> dependencies) {
+                               std::optional<std::string> source,
+                               std::vector<SourceFile> dependencies) {
   auto module = Make(Kind::kModule);
   KeyHasher hasher("spreplay.module.v2");
   hasher.Integer(source.has_value());
@@ -111,7 +122,8 @@ ComponentPtr Component::EntryPoint(ComponentPtr module, std::string function_nam
   return entry;
 }
 
-ComponentPtr Component::TypeConformance(std::string type_name, std::string interface_name, int64_t id) {
+ComponentPtr Component::TypeConformance(std::string type_name, std::string interface_name,
+                                        int64_t id) {
   auto conformance = Make(Kind::kTypeConformance);
   conformance->digest = KeyHasher("spreplay.type-conformance.v1")
                             .Text(type_name)
@@ -156,7 +168,8 @@ ComponentPtr Component::Linked(ComponentPtr program, std::vector<CompilerOption>
 
 ComponentPtr Component::Renamed(ComponentPtr entry_point, std::string new_name) {
   auto renamed = Make(Kind::kRenamed);
-  renamed->digest = KeyHasher("spreplay.renamed.v1").Hash(entry_point->digest).Text(new_name).Finish();
+  renamed->digest =
+      KeyHasher("spreplay.renamed.v1").Hash(entry_point->digest).Text(new_name).Finish();
   renamed->keyable = entry_point->keyable;
   renamed->name = std::move(new_name);
   renamed->children.push_back(std::move(entry_point));

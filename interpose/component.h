@@ -65,9 +65,11 @@ struct Component {
   bool keyable = false;  // false if any part of the tree is opaque
 
   static ComponentPtr Module(std::string name, std::string path, std::string requested_name,
-                             std::optional<std::string> source, std::vector<SourceFile> dependencies);
+                             std::optional<std::string> source,
+                             std::vector<SourceFile> dependencies);
   static ComponentPtr EntryPoint(ComponentPtr module, std::string function_name, int32_t stage);
-  static ComponentPtr TypeConformance(std::string type_name, std::string interface_name, int64_t id);
+  static ComponentPtr TypeConformance(std::string type_name, std::string interface_name,
+                                      int64_t id);
   static ComponentPtr Composite(std::vector<ComponentPtr> children);
   static ComponentPtr Linked(ComponentPtr program, std::vector<CompilerOption> options);
   static ComponentPtr Renamed(ComponentPtr entry_point, std::string new_name);
@@ -80,7 +82,8 @@ const char* KindName(Component::Kind kind);
 // digest of that file's content: slangpy writes the path of a module imported
 // by absolute path into its wrapper, and the key must not change when the
 // same file is installed elsewhere.
-std::string NormalizeSourceText(const std::string& text, const std::vector<SourceFile>& dependencies);
+std::string NormalizeSourceText(const std::string& text,
+                                const std::vector<SourceFile>& dependencies);
 
 // The identity of a kernel: one entry point of a linked program, compiled for
 // one target of one session, by one toolchain.

@@ -14,9 +14,9 @@ namespace spreplay {
 
 struct SessionInfo {
   SessionConfig config;
-  Digest digest;  // config.ContentDigest()
+  Digest digest;           // config.ContentDigest()
   Digest location_digest;  // config.LocationDigest()
-  uint64_t ordinal = 0;  // order of creation in this process, for diagnostics
+  uint64_t ordinal = 0;    // order of creation in this process, for diagnostics
 };
 
 // One request for target code: an entry point of a linked program.
@@ -38,16 +38,16 @@ struct ServedKernel {
 
 // What a listener decides about a kernel request.
 enum class KernelDecision {
-  kPass,     // no opinion: ask the next listener, or compile
-  kServe,    // answer with `served` instead of compiling
-  kRefuse,   // fail the request with `refusal` (strict mode)
+  kPass,    // no opinion: ask the next listener, or compile
+  kServe,   // answer with `served` instead of compiling
+  kRefuse,  // fail the request with `refusal` (strict mode)
 };
 
 // Every kernel request of the process, by outcome.
 struct KernelCounts {
   uint64_t served = 0;
-  uint64_t compiled = 0;      // keyable, compiled by Slang
-  uint64_t not_keyable = 0;   // compiled by Slang; content the hooks could not see
+  uint64_t compiled = 0;     // keyable, compiled by Slang
+  uint64_t not_keyable = 0;  // compiled by Slang; content the hooks could not see
   uint64_t refused = 0;
 };
 
@@ -58,8 +58,7 @@ class HookListener {
   virtual void OnToolchainKnown(const std::string& toolchain, const std::string& slang_build_tag) {}
   virtual void OnSessionCreated(const SessionInfo& session) {}
   // A module Slang loaded, with the bytes of every file it read.
-  virtual void OnModuleLoaded(const ComponentPtr& module,
-                              const std::vector<FileContent>& files) {}
+  virtual void OnModuleLoaded(const ComponentPtr& module, const std::vector<FileContent>& files) {}
   virtual KernelDecision DecideKernel(const KernelRequest& request, ServedKernel* served,
                                       std::string* refusal) {
     return KernelDecision::kPass;

@@ -29,7 +29,8 @@ class KeyHasher {
   }
   KeyHasher& Hash(const Digest& digest) {
     Tag('h');
-    sha_.Update(std::string_view(reinterpret_cast<const char*>(digest.bytes.data()), digest.bytes.size()));
+    sha_.Update(
+        std::string_view(reinterpret_cast<const char*>(digest.bytes.data()), digest.bytes.size()));
     return *this;
   }
   Digest Finish() { return sha_.Finish(); }

@@ -44,7 +44,8 @@ SessionConfig SessionConfig::From(const slang::SessionDesc& desc, std::string sl
   }
   config.flags = desc.flags;
   config.default_matrix_layout_mode = desc.defaultMatrixLayoutMode;
-  for (SlangInt i = 0; i < desc.searchPathCount; ++i) config.search_paths.emplace_back(desc.searchPaths[i]);
+  for (SlangInt i = 0; i < desc.searchPathCount; ++i)
+    config.search_paths.emplace_back(desc.searchPaths[i]);
   for (SlangInt i = 0; i < desc.preprocessorMacroCount; ++i) {
     const slang::PreprocessorMacroDesc& macro = desc.preprocessorMacros[i];
     config.macros.emplace_back(macro.name ? macro.name : "", macro.value ? macro.value : "");
@@ -117,7 +118,8 @@ SessionDescView::SessionDescView(const SessionConfig& config) {
   desc_.targets = targets_.data();
   desc_.targetCount = static_cast<SlangInt>(targets_.size());
   desc_.flags = config.flags;
-  desc_.defaultMatrixLayoutMode = static_cast<SlangMatrixLayoutMode>(config.default_matrix_layout_mode);
+  desc_.defaultMatrixLayoutMode =
+      static_cast<SlangMatrixLayoutMode>(config.default_matrix_layout_mode);
   desc_.searchPaths = search_paths_.data();
   desc_.searchPathCount = static_cast<SlangInt>(search_paths_.size());
   desc_.preprocessorMacros = macros_.data();

@@ -106,7 +106,8 @@ ComponentPtr Lookup(const void* object) {
 std::string TypeFullName(slang::TypeReflection* type) {
   if (!type || !State().get_full_name) return "";
   ISlangBlob* blob = nullptr;
-  if (SLANG_FAILED(State().get_full_name(reinterpret_cast<SlangReflectionType*>(type), &blob)) || !blob)
+  if (SLANG_FAILED(State().get_full_name(reinterpret_cast<SlangReflectionType*>(type), &blob)) ||
+      !blob)
     return "";
   std::string name(static_cast<const char*>(blob->getBufferPointer()), blob->getBufferSize());
   blob->release();
@@ -158,10 +159,11 @@ void DescribeModule(IModule* module, const char* requested_name, const char* pat
     contents.push_back(*content);
   }
   ComponentPtr component =
-      readable ? Component::Module(name, own_path, requested_name ? requested_name : "", std::move(source),
-                                   std::move(dependencies))
+      readable ? Component::Module(name, own_path, requested_name ? requested_name : "",
+                                   std::move(source), std::move(dependencies))
                : Component::Opaque();
-  Log("module {} ({} dependencies) {}", name, component->dependencies.size(), component->digest.ToHex().substr(0, 12));
+  Log("module {} ({} dependencies) {}", name, component->dependencies.size(),
+      component->digest.ToHex().substr(0, 12));
   Track(module, component);
   if (!readable) return;
   if (source) {
@@ -173,9 +175,11 @@ void DescribeModule(IModule* module, const char* requested_name, const char* pat
 
 // ---- IComponentType hooks ----
 
-SlangResult SLANG_MCALL HookLink(IComponentType* self, IComponentType** out, ISlangBlob** diagnostics) {
-  auto original = Original<SlangResult(SLANG_MCALL*)(IComponentType*, IComponentType**, ISlangBlob**)>(
-      self, kLink);
+SlangResult SLANG_MCALL HookLink(IComponentType* self, IComponentType** out,
+                                 ISlangBlob** diagnostics) {
+  auto original =
+      Original<SlangResult(SLANG_MCALL*)(IComponentType*, IComponentType**, ISlangBlob**)>(self,
+                                                                                           kLink);
   SlangResult result = original(self, out, diagnostics);
   if (SLANG_SUCCEEDED(result) && out && *out) {
     PatchComponentType(*out);
@@ -188,7 +192,7 @@ SlangResult SLANG_MCALL HookLinkWithOptions(IComponentType* self, IComponentType
                                             uint32_t count, slang::CompilerOptionEntry* entries,
                                             ISlangBlob** diagnostics) {
   auto original = Original<SlangResult(SLANG_MCALL*)(IComponentType*, IComponentType**, uint32_t,
-                                                      slang::CompilerOptionEntry*, ISlangBlob**)>(
+                                                     slang::CompilerOptionEntry*, ISlangBlob**)>(
       self, kLinkWithOptions);
   SlangResult result = original(self, out, count, entries, diagnostics);
   if (SLANG_SUCCEEDED(result) && out && *out) {
@@ -200,8 +204,9 @@ SlangResult SLANG_MCALL HookLinkWithOptions(IComponentType* self, IComponentType
 
 SlangResult SLANG_MCALL HookRenameEntryPoint(IComponentType* self, const char* name,
                                              IComponentType** out) {
-  auto original = Original<SlangResult(SLANG_MCALL*)(IComponentType*, const char*, IComponentType**)>(
-      self, kRenameEntryPoint);
+  auto original =
+      Original<SlangResult(SLANG_MCALL*)(IComponentType*, const char*, IComponentType**)>(
+          self, kRenameEntryPoint);
   SlangResult result = original(self, name, out);
   if (SLANG_SUCCEEDED(result) && out && *out) {
     PatchComponentType(*out);
@@ -213,8 +218,8 @@ SlangResult SLANG_MCALL HookRenameEntryPoint(IComponentType* self, const char* n
 SlangResult SLANG_MCALL HookGetEntryPointCode(IComponentType* self, SlangInt entry_point_index,
                                               SlangInt target_index, ISlangBlob** out_code,
                                               ISlangBlob** out_diagnostics) {
-  auto original = Original<SlangResult(SLANG_MCALL*)(IComponentType*, SlangInt, SlangInt, ISlangBlob**,
-                                                      ISlangBlob**)>(self, kGetEntryPointCode);
+  auto original = Original<SlangResult(SLANG_MCALL*)(
+      IComponentType*, SlangInt, SlangInt, ISlangBlob**, ISlangBlob**)>(self, kGetEntryPointCode);
   KernelRequest request;
   request.program = Lookup(self);
   request.entry_point_index = entry_point_index;
@@ -251,23 +256,26 @@ SlangResult SLANG_MCALL HookGetEntryPointCode(IComponentType* self, SlangInt ent
   }
   const auto start = std::chrono::steady_clock::now();
   SlangResult result = original(self, entry_point_index, target_index, out_code, out_diagnostics);
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  Log("compiled {} in {:.3f} s{}", keyable ? request.key.ToHex().substr(0, 16) : "an untracked program",
-      seconds, keyable ? "" : " (not keyable)");
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  Log("compiled {} in {:.3f} s{}",
+      keyable ? request.key.ToHex().substr(0, 16) : "an untracked program", seconds,
+      keyable ? "" : " (not keyable)");
   Count(keyable ? &KernelCounts::compiled : &KernelCounts::not_keyable);
   if (SLANG_SUCCEEDED(result) && out_code && *out_code) {
     for (HookListener* listener : State().listeners)
-      listener->OnKernelCompiled(request, (*out_code)->getBufferPointer(), (*out_code)->getBufferSize(),
-                                 seconds);
+      listener->OnKernelCompiled(request, (*out_code)->getBufferPointer(),
+                                 (*out_code)->getBufferSize(), seconds);
   }
   return result;
 }
 
 // ---- IModule hooks ----
 
-SlangResult SLANG_MCALL HookFindEntryPointByName(IModule* self, const char* name, IEntryPoint** out) {
-  auto original =
-      Original<SlangResult(SLANG_MCALL*)(IModule*, const char*, IEntryPoint**)>(self, kFindEntryPointByName);
+SlangResult SLANG_MCALL HookFindEntryPointByName(IModule* self, const char* name,
+                                                 IEntryPoint** out) {
+  auto original = Original<SlangResult(SLANG_MCALL*)(IModule*, const char*, IEntryPoint**)>(
+      self, kFindEntryPointByName);
   SlangResult result = original(self, name, out);
   if (SLANG_SUCCEEDED(result) && out && *out) {
     PatchComponentType(*out);
@@ -276,10 +284,12 @@ SlangResult SLANG_MCALL HookFindEntryPointByName(IModule* self, const char* name
   return result;
 }
 
-SlangResult SLANG_MCALL HookFindAndCheckEntryPoint(IModule* self, const char* name, SlangStage stage,
-                                                   IEntryPoint** out, ISlangBlob** diagnostics) {
-  auto original = Original<SlangResult(SLANG_MCALL*)(IModule*, const char*, SlangStage, IEntryPoint**,
-                                                      ISlangBlob**)>(self, kFindAndCheckEntryPoint);
+SlangResult SLANG_MCALL HookFindAndCheckEntryPoint(IModule* self, const char* name,
+                                                   SlangStage stage, IEntryPoint** out,
+                                                   ISlangBlob** diagnostics) {
+  auto original =
+      Original<SlangResult(SLANG_MCALL*)(IModule*, const char*, SlangStage, IEntryPoint**,
+                                         ISlangBlob**)>(self, kFindAndCheckEntryPoint);
   SlangResult result = original(self, name, stage, out, diagnostics);
   if (SLANG_SUCCEEDED(result) && out && *out) {
     PatchComponentType(*out);
@@ -291,7 +301,8 @@ SlangResult SLANG_MCALL HookFindAndCheckEntryPoint(IModule* self, const char* na
 // ---- ISession hooks ----
 
 IModule* SLANG_MCALL HookLoadModule(ISession* self, const char* name, ISlangBlob** diagnostics) {
-  auto original = Original<IModule*(SLANG_MCALL*)(ISession*, const char*, ISlangBlob**)>(self, kLoadModule);
+  auto original =
+      Original<IModule*(SLANG_MCALL*)(ISession*, const char*, ISlangBlob**)>(self, kLoadModule);
   IModule* module = original(self, name, diagnostics);
   DescribeModule(module, name, nullptr, std::nullopt);
   return module;
@@ -300,28 +311,32 @@ IModule* SLANG_MCALL HookLoadModule(ISession* self, const char* name, ISlangBlob
 IModule* SLANG_MCALL HookLoadModuleFromSource(ISession* self, const char* name, const char* path,
                                               ISlangBlob* source, ISlangBlob** diagnostics) {
   auto original = Original<IModule*(SLANG_MCALL*)(ISession*, const char*, const char*, ISlangBlob*,
-                                                   ISlangBlob**)>(self, kLoadModuleFromSource);
+                                                  ISlangBlob**)>(self, kLoadModuleFromSource);
   IModule* module = original(self, name, path, source, diagnostics);
   if (module && source) {
-    DescribeModule(module, name, path, std::string(static_cast<const char*>(source->getBufferPointer()),
-                                             source->getBufferSize()));
+    DescribeModule(
+        module, name, path,
+        std::string(static_cast<const char*>(source->getBufferPointer()), source->getBufferSize()));
   }
   return module;
 }
 
-IModule* SLANG_MCALL HookLoadModuleFromSourceString(ISession* self, const char* name, const char* path,
-                                                    const char* text, ISlangBlob** diagnostics) {
+IModule* SLANG_MCALL HookLoadModuleFromSourceString(ISession* self, const char* name,
+                                                    const char* path, const char* text,
+                                                    ISlangBlob** diagnostics) {
   auto original = Original<IModule*(SLANG_MCALL*)(ISession*, const char*, const char*, const char*,
-                                                   ISlangBlob**)>(self, kLoadModuleFromSourceString);
+                                                  ISlangBlob**)>(self, kLoadModuleFromSourceString);
   IModule* module = original(self, name, path, text, diagnostics);
   if (module && text) DescribeModule(module, name, path, std::string(text));
   return module;
 }
 
-SlangResult SLANG_MCALL HookCreateComposite(ISession* self, IComponentType* const* components, SlangInt count,
-                                            IComponentType** out, ISlangBlob** diagnostics) {
-  auto original = Original<SlangResult(SLANG_MCALL*)(ISession*, IComponentType* const*, SlangInt,
-                                                      IComponentType**, ISlangBlob**)>(self, kCreateComposite);
+SlangResult SLANG_MCALL HookCreateComposite(ISession* self, IComponentType* const* components,
+                                            SlangInt count, IComponentType** out,
+                                            ISlangBlob** diagnostics) {
+  auto original =
+      Original<SlangResult(SLANG_MCALL*)(ISession*, IComponentType* const*, SlangInt,
+                                         IComponentType**, ISlangBlob**)>(self, kCreateComposite);
   SlangResult result = original(self, components, count, out, diagnostics);
   if (SLANG_SUCCEEDED(result) && out && *out) {
     std::vector<ComponentPtr> children;
@@ -334,11 +349,12 @@ SlangResult SLANG_MCALL HookCreateComposite(ISession* self, IComponentType* cons
 
 SlangResult SLANG_MCALL HookCreateTypeConformance(ISession* self, slang::TypeReflection* type,
                                                   slang::TypeReflection* interface_type,
-                                                  slang::ITypeConformance** out, SlangInt id_override,
-                                                  ISlangBlob** diagnostics) {
-  auto original = Original<SlangResult(SLANG_MCALL*)(ISession*, slang::TypeReflection*, slang::TypeReflection*,
-                                                      slang::ITypeConformance**, SlangInt, ISlangBlob**)>(
-      self, kCreateTypeConformance);
+                                                  slang::ITypeConformance** out,
+                                                  SlangInt id_override, ISlangBlob** diagnostics) {
+  auto original =
+      Original<SlangResult(SLANG_MCALL*)(ISession*, slang::TypeReflection*, slang::TypeReflection*,
+                                         slang::ITypeConformance**, SlangInt, ISlangBlob**)>(
+          self, kCreateTypeConformance);
   SlangResult result = original(self, type, interface_type, out, id_override, diagnostics);
   if (SLANG_SUCCEEDED(result) && out && *out) {
     const std::string type_name = TypeFullName(type);
@@ -348,8 +364,11 @@ SlangResult SLANG_MCALL HookCreateTypeConformance(ISession* self, slang::TypeRef
     // earlier program advanced: the code depends on the session's history,
     // which no key can name. Such programs always compile.
     const bool keyable = !type_name.empty() && !interface_name.empty() && id_override >= 0;
-    if (!keyable) Log("type conformance {} : {} has no fixed id; its kernels will always compile", type_name, interface_name);
-    Track(*out, keyable ? Component::TypeConformance(type_name, interface_name, id_override) : Component::Opaque());
+    if (!keyable)
+      Log("type conformance {} : {} has no fixed id; its kernels will always compile", type_name,
+          interface_name);
+    Track(*out, keyable ? Component::TypeConformance(type_name, interface_name, id_override)
+                        : Component::Opaque());
   }
   return result;
 }
@@ -358,14 +377,16 @@ SlangResult SLANG_MCALL HookCreateTypeConformance(ISession* self, slang::TypeRef
 
 SlangResult SLANG_MCALL HookCreateSession(IGlobalSession* self, const slang::SessionDesc& desc,
                                           ISession** out) {
-  auto original = Original<SlangResult(SLANG_MCALL*)(IGlobalSession*, const slang::SessionDesc&, ISession**)>(
-      self, kCreateSession);
+  auto original =
+      Original<SlangResult(SLANG_MCALL*)(IGlobalSession*, const slang::SessionDesc&, ISession**)>(
+          self, kCreateSession);
   SlangResult result = original(self, desc, out);
   if (SLANG_FAILED(result) || !out || !*out) return result;
   ISession* session = *out;
   Patch(session, kLoadModule, reinterpret_cast<void*>(&HookLoadModule));
   Patch(session, kLoadModuleFromSource, reinterpret_cast<void*>(&HookLoadModuleFromSource));
-  Patch(session, kLoadModuleFromSourceString, reinterpret_cast<void*>(&HookLoadModuleFromSourceString));
+  Patch(session, kLoadModuleFromSourceString,
+        reinterpret_cast<void*>(&HookLoadModuleFromSourceString));
   Patch(session, kCreateComposite, reinterpret_cast<void*>(&HookCreateComposite));
   Patch(session, kCreateTypeConformance, reinterpret_cast<void*>(&HookCreateTypeConformance));
 
@@ -406,10 +427,14 @@ absl::Status ConfigureSlangHooks(const HookOptions& options) {
   State().toolchain = options.toolchain;
   if (!options.slang_library.empty()) {
     const size_t slash = options.slang_library.rfind('/');
-    State().slangpy_directory = slash == std::string::npos ? "" : options.slang_library.substr(0, slash);
+    State().slangpy_directory =
+        slash == std::string::npos ? "" : options.slang_library.substr(0, slash);
     void* handle = dlopen(options.slang_library.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (!handle) return absl::NotFoundError(fmt::format("cannot load {}: {}", options.slang_library, dlerror()));
-    State().get_full_name = reinterpret_cast<GetFullNameFn>(dlsym(handle, "spReflectionType_GetFullName"));
+    if (!handle)
+      return absl::NotFoundError(
+          fmt::format("cannot load {}: {}", options.slang_library, dlerror()));
+    State().get_full_name =
+        reinterpret_cast<GetFullNameFn>(dlsym(handle, "spReflectionType_GetFullName"));
   }
   return absl::OkStatus();
 }

@@ -39,7 +39,8 @@ int ProtectionOf(uintptr_t address) {
 absl::Status WriteProtected(void** address, void* value) {
   const uintptr_t page_size = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
   const uintptr_t begin = reinterpret_cast<uintptr_t>(address) & ~(page_size - 1);
-  const uintptr_t end = (reinterpret_cast<uintptr_t>(address + 1) + page_size - 1) & ~(page_size - 1);
+  const uintptr_t end =
+      (reinterpret_cast<uintptr_t>(address + 1) + page_size - 1) & ~(page_size - 1);
   void* page = reinterpret_cast<void*>(begin);
   const int original_protection = ProtectionOf(begin);
   if (mprotect(page, end - begin, PROT_READ | PROT_WRITE) != 0) {

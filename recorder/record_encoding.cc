@@ -19,7 +19,8 @@ void EncodeOptions(const std::vector<CompilerOption>& options,
   }
 }
 
-std::vector<CompilerOption> DecodeOptions(capnp::List<trace_schema::CompilerOption>::Reader records) {
+std::vector<CompilerOption> DecodeOptions(
+    capnp::List<trace_schema::CompilerOption>::Reader records) {
   std::vector<CompilerOption> options;
   options.reserve(records.size());
   for (auto record : records) {
@@ -31,28 +32,44 @@ std::vector<CompilerOption> DecodeOptions(capnp::List<trace_schema::CompilerOpti
 
 Component::Kind KindOf(trace_schema::Component::Kind kind) {
   switch (kind) {
-    case trace_schema::Component::Kind::MODULE: return Component::Kind::kModule;
-    case trace_schema::Component::Kind::ENTRY_POINT: return Component::Kind::kEntryPoint;
-    case trace_schema::Component::Kind::TYPE_CONFORMANCE: return Component::Kind::kTypeConformance;
-    case trace_schema::Component::Kind::COMPOSITE: return Component::Kind::kComposite;
-    case trace_schema::Component::Kind::LINKED: return Component::Kind::kLinked;
-    case trace_schema::Component::Kind::RENAMED: return Component::Kind::kRenamed;
-    case trace_schema::Component::Kind::SPECIALIZED: return Component::Kind::kSpecialized;
-    case trace_schema::Component::Kind::OPAQUE: return Component::Kind::kOpaque;
+    case trace_schema::Component::Kind::MODULE:
+      return Component::Kind::kModule;
+    case trace_schema::Component::Kind::ENTRY_POINT:
+      return Component::Kind::kEntryPoint;
+    case trace_schema::Component::Kind::TYPE_CONFORMANCE:
+      return Component::Kind::kTypeConformance;
+    case trace_schema::Component::Kind::COMPOSITE:
+      return Component::Kind::kComposite;
+    case trace_schema::Component::Kind::LINKED:
+      return Component::Kind::kLinked;
+    case trace_schema::Component::Kind::RENAMED:
+      return Component::Kind::kRenamed;
+    case trace_schema::Component::Kind::SPECIALIZED:
+      return Component::Kind::kSpecialized;
+    case trace_schema::Component::Kind::OPAQUE:
+      return Component::Kind::kOpaque;
   }
   return Component::Kind::kOpaque;
 }
 
 trace_schema::Component::Kind RecordKindOf(Component::Kind kind) {
   switch (kind) {
-    case Component::Kind::kModule: return trace_schema::Component::Kind::MODULE;
-    case Component::Kind::kEntryPoint: return trace_schema::Component::Kind::ENTRY_POINT;
-    case Component::Kind::kTypeConformance: return trace_schema::Component::Kind::TYPE_CONFORMANCE;
-    case Component::Kind::kComposite: return trace_schema::Component::Kind::COMPOSITE;
-    case Component::Kind::kLinked: return trace_schema::Component::Kind::LINKED;
-    case Component::Kind::kRenamed: return trace_schema::Component::Kind::RENAMED;
-    case Component::Kind::kSpecialized: return trace_schema::Component::Kind::SPECIALIZED;
-    case Component::Kind::kOpaque: return trace_schema::Component::Kind::OPAQUE;
+    case Component::Kind::kModule:
+      return trace_schema::Component::Kind::MODULE;
+    case Component::Kind::kEntryPoint:
+      return trace_schema::Component::Kind::ENTRY_POINT;
+    case Component::Kind::kTypeConformance:
+      return trace_schema::Component::Kind::TYPE_CONFORMANCE;
+    case Component::Kind::kComposite:
+      return trace_schema::Component::Kind::COMPOSITE;
+    case Component::Kind::kLinked:
+      return trace_schema::Component::Kind::LINKED;
+    case Component::Kind::kRenamed:
+      return trace_schema::Component::Kind::RENAMED;
+    case Component::Kind::kSpecialized:
+      return trace_schema::Component::Kind::SPECIALIZED;
+    case Component::Kind::kOpaque:
+      return trace_schema::Component::Kind::OPAQUE;
   }
   return trace_schema::Component::Kind::OPAQUE;
 }
@@ -108,12 +125,14 @@ absl::StatusOr<SessionConfig> DecodeSession(trace_schema::Session::Reader record
   for (auto target : record.getTargets()) {
     config.targets.push_back({target.getFormat(), target.getProfile(), target.getFlags(),
                               target.getFloatingPointMode(), target.getLineDirectiveMode(),
-                              target.getForceGlslScalarBufferLayout(), DecodeOptions(target.getOptions())});
+                              target.getForceGlslScalarBufferLayout(),
+                              DecodeOptions(target.getOptions())});
   }
   config.flags = record.getFlags();
   config.default_matrix_layout_mode = record.getDefaultMatrixLayoutMode();
   for (auto path : record.getSearchPaths()) config.search_paths.emplace_back(path);
-  for (auto macro : record.getMacros()) config.macros.emplace_back(macro.getName(), macro.getValue());
+  for (auto macro : record.getMacros())
+    config.macros.emplace_back(macro.getName(), macro.getValue());
   config.has_custom_file_system = record.getHasCustomFileSystem();
   config.enable_effect_annotations = record.getEnableEffectAnnotations();
   config.allow_glsl_syntax = record.getAllowGlslSyntax();
@@ -154,10 +173,12 @@ void EncodeComponent(const Component& component, trace_schema::Component::Builde
   out.setConformanceId(component.conformance_id);
   EncodeOptions(component.link_options, out.initLinkOptions(component.link_options.size()));
   auto children = out.initChildren(component.children.size());
-  for (size_t i = 0; i < component.children.size(); ++i) children.set(i, DataOf(component.children[i]->digest));
+  for (size_t i = 0; i < component.children.size(); ++i)
+    children.set(i, DataOf(component.children[i]->digest));
 }
 
-absl::StatusOr<ComponentPtr> DecodeComponent(trace_schema::Component::Reader record, const ChildResolver& child) {
+absl::StatusOr<ComponentPtr> DecodeComponent(trace_schema::Component::Reader record,
+                                             const ChildResolver& child) {
   absl::StatusOr<Digest> claimed = DigestFromData(record.getDigest());
   if (!claimed.ok()) return claimed.status();
   std::vector<ComponentPtr> children;

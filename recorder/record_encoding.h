@@ -22,7 +22,8 @@ void EncodeComponent(const Component& component, trace_schema::Component::Builde
 // Rebuilds a node whose children were already rebuilt (`child` resolves a
 // digest), and checks that it hashes to the digest the record claims.
 using ChildResolver = std::function<absl::StatusOr<ComponentPtr>(const Digest&)>;
-absl::StatusOr<ComponentPtr> DecodeComponent(trace_schema::Component::Reader record, const ChildResolver& child);
+absl::StatusOr<ComponentPtr> DecodeComponent(trace_schema::Component::Reader record,
+                                             const ChildResolver& child);
 
 absl::StatusOr<Digest> DigestFromData(capnp::Data::Reader data);
 capnp::Data::Reader DataOf(const Digest& digest);

@@ -83,13 +83,22 @@ void Trace::Contents::Index(trace_schema::TraceRecord::Reader record) {
       auto kernel = record.getKernel();
       absl::StatusOr<Digest> key = DigestFromData(kernel.getKey());
       absl::StatusOr<Digest> session = DigestFromData(kernel.getSessionDigest());
-      absl::StatusOr<Digest> session_location = DigestFromData(
-          kernel.hasSessionLocationDigest() ? kernel.getSessionLocationDigest() : kernel.getSessionDigest());
+      absl::StatusOr<Digest> session_location =
+          DigestFromData(kernel.hasSessionLocationDigest() ? kernel.getSessionLocationDigest()
+                                                           : kernel.getSessionDigest());
       absl::StatusOr<Digest> program = DigestFromData(kernel.getProgramDigest());
       if (!key.ok() || !session.ok() || !session_location.ok() || !program.ok()) break;
       if (!kernel_keys.insert(*key).second) return;
-      KernelRecord entry{*key, *session, *session_location, *program, kernel.getEntryPointIndex(), kernel.getTargetIndex(),
-                         ViewOf(kernel.getCode()), kernel.getCompileSeconds(), {}, kernel.getEntryPointName(),
+      KernelRecord entry{*key,
+                         *session,
+                         *session_location,
+                         *program,
+                         kernel.getEntryPointIndex(),
+                         kernel.getTargetIndex(),
+                         ViewOf(kernel.getCode()),
+                         kernel.getCompileSeconds(),
+                         {},
+                         kernel.getEntryPointName(),
                          kernel.getToolchain()};
       for (auto name : kernel.getModuleNames()) entry.module_names.emplace_back(name);
       kernels.push_back(std::move(entry));
@@ -97,9 +106,11 @@ void Trace::Contents::Index(trace_schema::TraceRecord::Reader record) {
     }
     case trace_schema::TraceRecord::CALL_SITE: {
       auto call_site = record.getCallSite();
-      std::string id = fmt::format("{}/{}", call_site.getSlangpyHash().cStr(), int(call_site.getKind()));
+      std::string id =
+          fmt::format("{}/{}", call_site.getSlangpyHash().cStr(), int(call_site.getKind()));
       if (call_site_ids.insert(std::move(id)).second) {
-        call_sites_by_wrapper[std::string(call_site.getSlangpyHash().cStr())].push_back(call_sites.size());
+        call_sites_by_wrapper[std::string(call_site.getSlangpyHash().cStr())].push_back(
+            call_sites.size());
         call_sites.push_back(call_site);
       }
       return;
@@ -161,9 +172,15 @@ absl::StatusOr<Trace> Trace::ReadAll(const std::vector<std::string>& paths) {
 }
 
 const std::string& Trace::name() const { return contents_->name; }
-const std::vector<trace_schema::Process::Reader>& Trace::processes() const { return contents_->processes; }
-const std::vector<trace_schema::Device::Reader>& Trace::devices() const { return contents_->devices; }
-const std::vector<trace_schema::CallSite::Reader>& Trace::call_sites() const { return contents_->call_sites; }
+const std::vector<trace_schema::Process::Reader>& Trace::processes() const {
+  return contents_->processes;
+}
+const std::vector<trace_schema::Device::Reader>& Trace::devices() const {
+  return contents_->devices;
+}
+const std::vector<trace_schema::CallSite::Reader>& Trace::call_sites() const {
+  return contents_->call_sites;
+}
 const std::vector<KernelRecord>& Trace::kernels() const { return contents_->kernels; }
 const std::vector<Damage>& Trace::damage() const { return contents_->damage; }
 uint64_t Trace::unknown_records() const { return contents_->unknown_records; }
@@ -184,7 +201,8 @@ std::vector<trace_schema::CallSite::Reader> Trace::CallSitesOf(const KernelRecor
 absl::StatusOr<ComponentPtr> Trace::FindComponent(const Digest& digest) const {
   {
     std::lock_guard lock(contents_->memo_mutex);
-    if (auto it = contents_->components.find(digest); it != contents_->components.end()) return it->second;
+    if (auto it = contents_->components.find(digest); it != contents_->components.end())
+      return it->second;
   }
   auto record = contents_->component_records.find(digest);
   if (record == contents_->component_records.end()) {
@@ -203,7 +221,8 @@ absl::StatusOr<ComponentPtr> Trace::FindComponent(const Digest& digest) const {
 absl::StatusOr<SessionConfig> Trace::FindSession(const Digest& digest) const {
   auto record = contents_->session_records.find(digest);
   if (record == contents_->session_records.end())
-    return absl::NotFoundError(fmt::format("session {} is not in the trace", digest.ToHex().substr(0, 16)));
+    return absl::NotFoundError(
+        fmt::format("session {} is not in the trace", digest.ToHex().substr(0, 16)));
   return DecodeSession(record->second);
 }
 

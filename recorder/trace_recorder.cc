@@ -22,7 +22,8 @@ void CollectModuleNames(const ComponentPtr& component, std::vector<std::string>&
 }
 
 std::string EntryPointName(const ComponentPtr& component) {
-  if (component->kind == Component::Kind::kEntryPoint || component->kind == Component::Kind::kRenamed)
+  if (component->kind == Component::Kind::kEntryPoint ||
+      component->kind == Component::Kind::kRenamed)
     return component->name;
   for (const ComponentPtr& child : component->children) {
     if (std::string name = EntryPointName(child); !name.empty()) return name;
@@ -33,10 +34,11 @@ std::string EntryPointName(const ComponentPtr& component) {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<TraceRecorder>> TraceRecorder::Open(const std::string& path,
-                                                                    std::string process_json) {
+                                                                   std::string process_json) {
   absl::StatusOr<TraceLogWriter> writer = TraceLogWriter::Open(path);
   if (!writer.ok()) return writer.status();
-  return std::unique_ptr<TraceRecorder>(new TraceRecorder(*std::move(writer), std::move(process_json)));
+  return std::unique_ptr<TraceRecorder>(
+      new TraceRecorder(*std::move(writer), std::move(process_json)));
 }
 
 TraceRecorder::TraceRecorder(TraceLogWriter writer, std::string process_json)
@@ -45,7 +47,8 @@ TraceRecorder::TraceRecorder(TraceLogWriter writer, std::string process_json)
 void TraceRecorder::Report(const absl::Status& status) {
   if (failed_) return;
   failed_ = true;
-  fmt::print(stderr, "spreplay: recording to {} failed: {}; the app continues, unrecorded from here\n",
+  fmt::print(stderr,
+             "spreplay: recording to {} failed: {}; the app continues, unrecorded from here\n",
              writer_.path(), status);
 }
 
@@ -59,7 +62,8 @@ void TraceRecorder::Append(capnp::MessageBuilder& message) {
   ++records_written_;
 }
 
-void TraceRecorder::OnToolchainKnown(const std::string& toolchain, const std::string& slang_build_tag) {
+void TraceRecorder::OnToolchainKnown(const std::string& toolchain,
+                                     const std::string& slang_build_tag) {
   std::lock_guard lock(mutex_);
   capnp::MallocMessageBuilder message;
   auto process = message.initRoot<trace_schema::TraceRecord>().initProcess();
@@ -68,7 +72,8 @@ void TraceRecorder::OnToolchainKnown(const std::string& toolchain, const std::st
       capnp::JsonCodec codec;
       codec.decode(kj::StringPtr(process_json_.c_str()), process);
     } catch (const kj::Exception& error) {
-      return Report(absl::InvalidArgumentError(fmt::format("bad process description: {}", error.getDescription().cStr())));
+      return Report(absl::InvalidArgumentError(
+          fmt::format("bad process description: {}", error.getDescription().cStr())));
     }
   }
   process.setSlangBuildTag(slang_build_tag);
@@ -84,14 +89,16 @@ void TraceRecorder::OnSessionCreated(const SessionInfo& session) {
   Append(message);
 }
 
-void TraceRecorder::OnModuleLoaded(const ComponentPtr& module, const std::vector<FileContent>& files) {
+void TraceRecorder::OnModuleLoaded(const ComponentPtr& module,
+                                   const std::vector<FileContent>& files) {
   std::lock_guard lock(mutex_);
   for (const FileContent& file : files) {
     if (!written_.insert(file.digest).second) continue;
     capnp::MallocMessageBuilder message;
     auto record = message.initRoot<trace_schema::TraceRecord>().initSourceFile();
     record.setDigest(DataOf(file.digest));
-    record.setBytes(capnp::Data::Reader(reinterpret_cast<const kj::byte*>(file.bytes->data()), file.bytes->size()));
+    record.setBytes(capnp::Data::Reader(reinterpret_cast<const kj::byte*>(file.bytes->data()),
+                                        file.bytes->size()));
     Append(message);
   }
   WriteComponentTree(module);

@@ -30,7 +30,7 @@ class TraceRecorder final : public HookListener {
   // `process_json` fills the Process record (schema/trace.capnp) written once
   // the toolchain is known.
   static absl::StatusOr<std::unique_ptr<TraceRecorder>> Open(const std::string& path,
-                                                              std::string process_json);
+                                                             std::string process_json);
 
   void OnToolchainKnown(const std::string& toolchain, const std::string& slang_build_tag) override;
   void OnSessionCreated(const SessionInfo& session) override;

@@ -11,7 +11,7 @@
 namespace spreplay {
 
 absl::StatusOr<std::unique_ptr<ArchiveKernels>> ArchiveKernels::Open(const std::string& path,
-                                                                      ServingOptions options) {
+                                                                     ServingOptions options) {
   absl::StatusOr<Archive> archive = Archive::Open(path);
   if (!archive.ok()) return archive.status();
   return std::unique_ptr<ArchiveKernels>(new ArchiveKernels(path, *std::move(archive), options));
@@ -24,8 +24,10 @@ void ArchiveKernels::OnToolchainKnown(const std::string& toolchain, const std::s
   const std::string archived = archive_.index().getToolchain();
   if (archived == toolchain) return;
   std::lock_guard lock(mutex_);
-  disabled_reason_ = fmt::format("{} was built for {}, but this process runs {}", path_, archived, toolchain);
-  fmt::print(stderr, "spreplay: {}: every kernel compiles as usual; rebuild it with `spreplay compile`\n",
+  disabled_reason_ =
+      fmt::format("{} was built for {}, but this process runs {}", path_, archived, toolchain);
+  fmt::print(stderr,
+             "spreplay: {}: every kernel compiles as usual; rebuild it with `spreplay compile`\n",
              disabled_reason_);
 }
 
@@ -49,17 +51,20 @@ std::string ArchiveKernels::LabelOf(const KernelRequest& request) const {
     if (auto it = labels_.find(wrapper); it != labels_.end()) return it->second;
   }
   std::vector<std::string> wrappers = WrapperModuleNames(*request.program);
-  return wrappers.empty() ? "an unnamed kernel" : fmt::format("wrapper {}", wrappers.front().substr(0, 16));
+  return wrappers.empty() ? "an unnamed kernel"
+                          : fmt::format("wrapper {}", wrappers.front().substr(0, 16));
 }
 
-KernelDecision ArchiveKernels::Miss(const KernelRequest& request, std::string reason, std::string* refusal) {
+KernelDecision ArchiveKernels::Miss(const KernelRequest& request, std::string reason,
+                                    std::string* refusal) {
   std::lock_guard lock(mutex_);
   const std::string label = LabelOf(request);
   misses_.push_back({label, reason});
   if (options_.strict) {
-    *refusal = fmt::format("spreplay: {} is not in {} ({}); SLANGPY_KERNELS_STRICT forbids compiling it: "
-                           "record it and rebuild the archive",
-                           label, path_, reason);
+    *refusal = fmt::format(
+        "spreplay: {} is not in {} ({}); SLANGPY_KERNELS_STRICT forbids compiling it: "
+        "record it and rebuild the archive",
+        label, path_, reason);
     fmt::print(stderr, "{}\n", *refusal);
     return KernelDecision::kRefuse;
   }
@@ -71,8 +76,10 @@ KernelDecision ArchiveKernels::Miss(const KernelRequest& request, std::string re
 
 KernelDecision ArchiveKernels::DecideKernel(const KernelRequest& request, ServedKernel* served,
                                             std::string* refusal) {
-  if (std::string reason = disabled_reason(); !reason.empty()) return Miss(request, reason, refusal);
-  if (!request.session || !request.program->keyable) return Miss(request, ExplainMiss(archive_, request), refusal);
+  if (std::string reason = disabled_reason(); !reason.empty())
+    return Miss(request, reason, refusal);
+  if (!request.session || !request.program->keyable)
+    return Miss(request, ExplainMiss(archive_, request), refusal);
   std::optional<ArchivedKernel> kernel = archive_.Find(request.key);
   if (!kernel) return Miss(request, ExplainMiss(archive_, request), refusal);
 
@@ -92,7 +99,8 @@ KernelDecision ArchiveKernels::DecideKernel(const KernelRequest& request, Served
                   refusal);
     }
   }
-  absl::StatusOr<std::span<const std::byte>> fatbin = archive_.Blob(*kernel, schema::BlobKind::FATBIN);
+  absl::StatusOr<std::span<const std::byte>> fatbin =
+      archive_.Blob(*kernel, schema::BlobKind::FATBIN);
   if (!fatbin.ok()) return Miss(request, std::string(fatbin.status().message()), refusal);
   served->data = fatbin->data();
   served->size = fatbin->size();

@@ -29,7 +29,7 @@ struct MissRecord {
 class ArchiveKernels final : public HookListener {
  public:
   static absl::StatusOr<std::unique_ptr<ArchiveKernels>> Open(const std::string& path,
-                                                               ServingOptions options);
+                                                              ServingOptions options);
 
   void OnToolchainKnown(const std::string& toolchain, const std::string& slang_build_tag) override;
   KernelDecision DecideKernel(const KernelRequest& request, ServedKernel* served,

@@ -4,8 +4,8 @@
 #include <string>
 
 #include "absl/status/status.h"
-#include "interpose/slang_hooks.h"
 #include "archive/json_writer.h"
+#include "interpose/slang_hooks.h"
 #include "recorder/trace_recorder.h"
 #include "runtime/archive_kernels.h"
 #include "runtime/kernel_table.h"
@@ -75,7 +75,8 @@ int spreplay_configure(const char* slang_library, const char* toolchain, int ver
   if (absl::Status status = spreplay::ConfigureSlangHooks(options); !status.ok())
     return spreplay::Fail(status);
   if (!Native().configured) {
-    static spreplay::CompileCallbackListener* callback_listener = new spreplay::CompileCallbackListener;
+    static spreplay::CompileCallbackListener* callback_listener =
+        new spreplay::CompileCallbackListener;
     spreplay::AddHookListener(&Native().kernels);
     spreplay::AddHookListener(callback_listener);
     Native().configured = true;
@@ -94,8 +95,9 @@ int spreplay_add_kernel(const char* key_hex, const void* data, size_t size) {
   return 0;
 }
 
-void spreplay_on_compile(spreplay_compile_callback callback) { Native().compile_callback = callback; }
-
+void spreplay_on_compile(spreplay_compile_callback callback) {
+  Native().compile_callback = callback;
+}
 
 int spreplay_record_open(const char* path, const char* process_json) {
   if (Native().recorder) return spreplay::Fail(absl::FailedPreconditionError("already recording"));
@@ -108,12 +110,14 @@ int spreplay_record_open(const char* path, const char* process_json) {
 
 int spreplay_record_json(const char* record_kind, const char* json) {
   if (!Native().recorder) return spreplay::Fail(absl::FailedPreconditionError("not recording"));
-  absl::Status status = Native().recorder->RecordJson(record_kind ? record_kind : "", json ? json : "");
+  absl::Status status =
+      Native().recorder->RecordJson(record_kind ? record_kind : "", json ? json : "");
   return status.ok() ? 0 : spreplay::Fail(status);
 }
 
 int spreplay_serve_archive(const char* path, int strict) {
-  if (Native().archive) return spreplay::Fail(absl::FailedPreconditionError("already serving an archive"));
+  if (Native().archive)
+    return spreplay::Fail(absl::FailedPreconditionError("already serving an archive"));
   spreplay::ServingOptions options;
   options.strict = strict != 0;
   auto archive = spreplay::ArchiveKernels::Open(path ? path : "", options);
@@ -130,7 +134,8 @@ void spreplay_refuse_all(const char* reason) {
 }
 
 void spreplay_name_call_site(const char* wrapper_module, const char* label) {
-  if (Native().archive && wrapper_module && label) Native().archive->NameCallSite(wrapper_module, label);
+  if (Native().archive && wrapper_module && label)
+    Native().archive->NameCallSite(wrapper_module, label);
 }
 
 size_t spreplay_summary_json(char* buffer, size_t size) {
@@ -147,7 +152,12 @@ size_t spreplay_summary_json(char* buffer, size_t size) {
     json.Key("disabled").String(archive->disabled_reason());
     json.Key("misses").BeginArray();
     for (const spreplay::MissRecord& miss : archive->misses())
-      json.BeginObject().Key("callSite").String(miss.call_site).Key("reason").String(miss.reason).EndObject();
+      json.BeginObject()
+          .Key("callSite")
+          .String(miss.call_site)
+          .Key("reason")
+          .String(miss.reason)
+          .EndObject();
     json.EndArray();
   }
   json.EndObject();

@@ -29,9 +29,12 @@ absl::StatusOr<DriverApi> LoadedDriver() {
   void* handle = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
   if (!handle) return absl::UnavailableError("the CUDA driver is not loaded in this process");
   DriverApi api;
-  api.ctx_get_current = reinterpret_cast<decltype(api.ctx_get_current)>(dlsym(handle, "cuCtxGetCurrent"));
-  api.ctx_get_device = reinterpret_cast<decltype(api.ctx_get_device)>(dlsym(handle, "cuCtxGetDevice"));
-  api.device_get_count = reinterpret_cast<decltype(api.device_get_count)>(dlsym(handle, "cuDeviceGetCount"));
+  api.ctx_get_current =
+      reinterpret_cast<decltype(api.ctx_get_current)>(dlsym(handle, "cuCtxGetCurrent"));
+  api.ctx_get_device =
+      reinterpret_cast<decltype(api.ctx_get_device)>(dlsym(handle, "cuCtxGetDevice"));
+  api.device_get_count =
+      reinterpret_cast<decltype(api.device_get_count)>(dlsym(handle, "cuDeviceGetCount"));
   api.device_get = reinterpret_cast<decltype(api.device_get)>(dlsym(handle, "cuDeviceGet"));
   api.device_get_attribute =
       reinterpret_cast<decltype(api.device_get_attribute)>(dlsym(handle, "cuDeviceGetAttribute"));
@@ -46,7 +49,8 @@ absl::StatusOr<uint32_t> ArchOf(const DriverApi& api, CUdevice device) {
   int major = 0, minor = 0;
   if (api.device_get_attribute(&major, kComputeCapabilityMajor, device) != 0 ||
       api.device_get_attribute(&minor, kComputeCapabilityMinor, device) != 0) {
-    return absl::UnavailableError(fmt::format("cannot read the compute capability of CUDA device {}", device));
+    return absl::UnavailableError(
+        fmt::format("cannot read the compute capability of CUDA device {}", device));
   }
   return static_cast<uint32_t>(major * 10 + minor);
 }

@@ -7,7 +7,8 @@ void KernelTable::Add(const Digest& key, std::string code) {
   kernels_[key] = std::make_unique<const std::string>(std::move(code));
 }
 
-KernelDecision KernelTable::DecideKernel(const KernelRequest& request, ServedKernel* served, std::string*) {
+KernelDecision KernelTable::DecideKernel(const KernelRequest& request, ServedKernel* served,
+                                         std::string*) {
   if (!request.program->keyable || !request.session) return KernelDecision::kPass;
   std::lock_guard lock(mutex_);
   auto it = kernels_.find(request.key);

@@ -34,7 +34,8 @@ std::vector<std::string> WrapperModuleNames(const Component& program) {
 
 std::string ExplainMiss(const Archive& archive, const KernelRequest& request) {
   if (!request.session) return "its Slang session was created before spreplay was active";
-  if (!request.program->keyable) return "it uses Slang modules spreplay could not read (see SPREPLAY_VERBOSE=1)";
+  if (!request.program->keyable)
+    return "it uses Slang modules spreplay could not read (see SPREPLAY_VERBOSE=1)";
   const std::vector<std::string> wrappers = WrapperModuleNames(*request.program);
   for (size_t i = 0; i < archive.kernel_count(); ++i) {
     ArchivedKernel kernel = archive.kernel(i);
@@ -48,7 +49,10 @@ std::string ExplainMiss(const Archive& archive, const KernelRequest& request) {
     std::vector<std::string> changed;
     for (auto dependency : kernel.entry.getManifest()) {
       if (current.contains(DigestOf(dependency.getDigest()))) continue;
-      changed.push_back(std::filesystem::path(std::string(dependency.getPath().cStr())).filename().string());
+      std::string file =
+          std::filesystem::path(std::string(dependency.getPath().cStr())).filename().string();
+      if (std::find(changed.begin(), changed.end(), file) == changed.end())
+        changed.push_back(std::move(file));
     }
     if (!changed.empty()) {
       std::string list;

@@ -607,8 +607,8 @@ absl::StatusOr<std::string> CompileDispatch(slang::ISession* session, SlangInt t
   ComPtr<slang::ITypeConformance> twice;
   ComPtr<slang::ITypeConformance> plus;
   if (SLANG_FAILED(session->createTypeConformanceComponentType(layout->findTypeByName("Twice"),
-                                                               interface_type, twice.WriteRef(), twice_id,
-                                                               diagnostics.WriteRef())) ||
+                                                               interface_type, twice.WriteRef(),
+                                                               twice_id, diagnostics.WriteRef())) ||
       SLANG_FAILED(session->createTypeConformanceComponentType(layout->findTypeByName("Plus"),
                                                                interface_type, plus.WriteRef(), 7,
                                                                diagnostics.WriteRef()))) {

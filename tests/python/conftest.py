@@ -1,0 +1,39 @@
+"""Shared paths and helpers for the CPU test suite (no GPU needed)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURES = ROOT / "tests" / "fixtures" / "h200"
+
+
+def spreplay_command() -> list[str]:
+    installed = shutil.which("spreplay", path=str(Path(sys.executable).parent))
+    if installed is None:
+        pytest.fail("the spreplay command is not installed in this environment: run `make setup`")
+    return [installed]
+
+
+def run_spreplay(*args: str, check: bool = True) -> subprocess.CompletedProcess:
+    proc = subprocess.run([*spreplay_command(), *args], capture_output=True, text=True)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"spreplay {' '.join(args)} failed ({proc.returncode}):\n{proc.stderr}")
+    return proc
+
+
+def inspect_json(path: Path) -> dict:
+    return json.loads(run_spreplay("inspect", str(path), "--json").stdout)
+
+
+def run_python(code: str, env: dict[str, str], cwd: Path | None = None) -> subprocess.CompletedProcess:
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("SLANGPY_", "SPREPLAY_"))}
+    return subprocess.run([sys.executable, "-c", code], env={**clean, **env}, capture_output=True, text=True,
+                          cwd=cwd)

@@ -1,0 +1,109 @@
+"""Recording real slangpy call sites on the CPU device, with no GPU.
+
+The CPU device generates no target code, so these traces hold no kernels;
+they prove the hooks, the recorder and the trace format on the real slangpy
+and Slang. Kernels are covered by the H200 fixtures (test_compile_fixtures.py)
+and the GPU checks (tests/gpu/).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from conftest import ROOT, inspect_json, run_python, run_spreplay
+
+APP = ROOT / "tests" / "python" / "cpu_call_sites.py"
+
+
+def record(trace: Path, *extra: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SLANGPY_", "SPREPLAY_"))}
+    return subprocess.run([sys.executable, str(APP), *extra], env={**env, "SLANGPY_RECORD": str(trace)},
+                          capture_output=True, text=True)
+
+
+def test_records_every_call_site_of_an_unmodified_app(tmp_path: Path) -> None:
+    trace = tmp_path / "trace.capnp"
+    proc = record(trace)
+    assert proc.returncode == 0, proc.stderr
+    contents = inspect_json(trace)
+    assert contents["damage"] == [] and contents["undecodableRecords"] == 0
+    sites = {(c["function"], c["kind"]) for c in contents["callSites"]}
+    assert sites == {("add", "call"), ("poly3", "call"), ("outer<3>", "call"), ("model_at", "call"),
+                     ("model_at", "backwardCall")}
+    add = next(c for c in contents["callSites"] if c["function"] == "add")
+    assert [a["name"] for a in add["arguments"]] == ["a", "b", "_result"]
+    assert add["arguments"][0]["vectorType"] == "float" and add["arguments"][0]["dimensionality"] == 1
+    assert add["module"].endswith("elementwise.slang") and add["deviceType"] == "cpu"
+    assert len(add["slangpyHash"]) == 64 and add["entryPoints"] == ["compute_main"]
+    (process,) = contents["processes"]
+    assert process["slangpyVersion"] == "0.43.1" and process["toolchain"].endswith("slang 2026.12")
+    assert contents["devices"][0]["type"] == "cpu"
+
+
+def test_trace_holds_every_source_the_call_sites_read(tmp_path: Path) -> None:
+    trace = tmp_path / "trace.capnp"
+    assert record(trace).returncode == 0
+    data = trace.read_bytes()
+    # The imported files of the samples and slangpy's own Slang library travel in the trace.
+    for source in ("ew_util.slang", "linalg.slang", "model.slang"):
+        assert (ROOT / "samples").glob(f"*/{source}")
+        content = next((ROOT / "samples").glob(f"*/{source}")).read_bytes()
+        assert content in data, f"{source} is not in the trace"
+    import slangpy
+
+    core = (Path(slangpy.__file__).parent / "slang" / "slangpy.slang").read_bytes()
+    assert core in data
+
+
+def test_a_second_process_appends_to_the_same_trace(tmp_path: Path) -> None:
+    trace = tmp_path / "trace.capnp"
+    first = subprocess.Popen([sys.executable, str(APP)], env={**os.environ, "SLANGPY_RECORD": str(trace)})
+    second = subprocess.Popen([sys.executable, str(APP)], env={**os.environ, "SLANGPY_RECORD": str(trace)})
+    assert first.wait() == 0 and second.wait() == 0
+    contents = inspect_json(trace)
+    assert len(contents["processes"]) == 2
+    assert contents["damage"] == []
+    assert len(contents["callSites"]) == 5  # de-duplicated across processes
+
+
+def test_a_recorder_killed_mid_run_leaves_a_readable_trace(tmp_path: Path) -> None:
+    trace = tmp_path / "trace.capnp"
+    env = {**os.environ, "SLANGPY_RECORD": str(trace)}
+    proc = subprocess.Popen([sys.executable, str(APP), "--hang"], env=env, stdout=subprocess.PIPE, text=True)
+    # slangpy prints its own warnings first.
+    for line in proc.stdout:
+        if line.strip() == "built":
+            break
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    contents = inspect_json(trace)
+    assert len(contents["callSites"]) == 5
+
+
+def test_nothing_loads_without_the_environment_variables() -> None:
+    proc = run_python("import sys, slangpy; print(sorted(m for m in sys.modules if m.startswith('spreplay')))", {})
+    assert proc.returncode == 0, proc.stderr
+    # The .pth imports only the activation module, which returns at once.
+    assert proc.stdout.strip() == "['spreplay', 'spreplay._activation']"
+
+
+def test_inspect_rejects_foreign_and_damaged_traces(tmp_path: Path) -> None:
+    foreign = tmp_path / "foreign.capnp"
+    foreign.write_bytes(b"GIF89a" + bytes(100))
+    proc = run_spreplay("inspect", str(foreign), check=False)
+    assert proc.returncode == 1 and "is not a spreplay trace" in proc.stderr
+    empty = tmp_path / "empty.capnp"
+    empty.write_bytes(b"")
+    proc = run_spreplay("inspect", str(empty), check=False)
+    assert proc.returncode == 1 and "empty" in proc.stderr
+    trace = tmp_path / "trace.capnp"
+    assert record(trace).returncode == 0
+    torn = tmp_path / "torn.capnp"
+    torn.write_bytes(trace.read_bytes()[:-100])
+    contents = inspect_json(torn)
+    assert len(contents["damage"]) == 1 and "truncated" in contents["damage"][0]["reason"]

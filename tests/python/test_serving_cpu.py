@@ -1,0 +1,57 @@
+"""SLANGPY_KERNELS on a machine without a GPU: loading, validation and the
+messages users see. Serving itself is proven on the GPU (tests/gpu/)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from conftest import FIXTURES, run_python, run_spreplay
+
+CREATE_DEVICE = "import slangpy as spy; spy.create_device(spy.DeviceType.cpu); print('ok')"
+
+
+def test_an_unusable_archive_is_one_clear_message_and_slangpy_works(tmp_path: Path) -> None:
+    broken = tmp_path / "kernels.sprk"
+    broken.write_bytes(b"not an archive at all")
+    proc = run_python(CREATE_DEVICE, {"SLANGPY_KERNELS": str(broken)})
+    assert proc.returncode == 0 and proc.stdout.splitlines()[-1] == "ok", proc.stderr
+    lines = [line for line in proc.stderr.splitlines() if line.startswith("spreplay")]
+    assert len(lines) == 1 and "cannot serve kernels" in lines[0] and "compile as usual" in lines[0]
+
+
+def test_strict_mode_with_an_unusable_archive_says_every_kernel_will_fail(tmp_path: Path) -> None:
+    proc = run_python(CREATE_DEVICE, {"SLANGPY_KERNELS": str(tmp_path / "missing.sprk"),
+                                      "SLANGPY_KERNELS_STRICT": "1"})
+    assert "every kernel will fail" in proc.stderr and "does not exist" in proc.stderr
+
+
+def test_an_archive_for_another_toolchain_is_refused_up_front(tmp_path: Path) -> None:
+    archive = tmp_path / "kernels.sprk"
+    run_spreplay("compile", str(FIXTURES / "autodiff.capnp"), "-o", str(archive), "--arch", "90", "--no-cache")
+    data = bytearray(archive.read_bytes())
+    # The toolchain is in the checksummed index: a mismatch made by hand is damage.
+    at = data.find(b"slangpy 0.43.1")
+    data[at + 8] = ord("9")
+    archive.write_bytes(bytes(data))
+    proc = run_python(CREATE_DEVICE, {"SLANGPY_KERNELS": str(archive)})
+    assert proc.returncode == 0 and "damaged" in proc.stderr or "checksum" in proc.stderr, proc.stderr
+
+
+def test_summary_is_printed_at_exit_on_request(tmp_path: Path) -> None:
+    archive = tmp_path / "kernels.sprk"
+    run_spreplay("compile", str(FIXTURES / "autodiff.capnp"), "-o", str(archive), "--arch", "90", "--no-cache")
+    proc = run_python(CREATE_DEVICE, {"SLANGPY_KERNELS": str(archive), "SLANGPY_KERNELS_SUMMARY": "1"})
+    assert proc.returncode == 0, proc.stderr
+    assert f"spreplay: 0 kernel(s) served from {archive}, 0 compiled" in proc.stderr
+
+
+def test_summary_api_reports_the_archive(tmp_path: Path) -> None:
+    archive = tmp_path / "kernels.sprk"
+    run_spreplay("compile", str(FIXTURES / "autodiff.capnp"), "-o", str(archive), "--arch", "90", "--no-cache")
+    code = CREATE_DEVICE + "\nimport spreplay, json; print(json.dumps(spreplay.summary()))"
+    proc = run_python(code, {"SLANGPY_KERNELS": str(archive)})
+    assert proc.returncode == 0, proc.stderr
+    import json
+
+    summary = json.loads(proc.stdout.splitlines()[-1])
+    assert summary["active"] and summary["archiveKernels"] == 8 and summary["served"] == 0
