@@ -1,9 +1,11 @@
 #include <charconv>
+#include <fstream>
 #include <cstdlib>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "archive/json_writer.h"
 #include "cli/commands.h"
 #include "common/fmt_absl.h"
 #include "compiler/compile_cache.h"
@@ -16,7 +18,7 @@ namespace {
 
 constexpr std::string_view kUsage =
     "usage: spreplay compile TRACE... -o ARCHIVE [--arch 75,80,...] [--jobs N]\n"
-    "                        [--cache DIR | --no-cache] [--sass ptxas|nvjitlink]\n";
+    "                        [--cache DIR | --no-cache] [--sass ptxas|nvjitlink] [--report FILE.json]\n";
 
 template <typename Number>
 bool ParseNumber(std::string_view text, Number& number) {
@@ -35,6 +37,37 @@ std::vector<std::string_view> SplitCommas(std::string_view text) {
   return items;
 }
 
+// Per-kernel timings and sizes, for benchmarks and build dashboards.
+std::string ReportJson(const CompileReport& report) {
+  JsonWriter json(2);
+  json.BeginObject();
+  json.Key("sassTool").String(report.sass_tool);
+  json.Key("archiveBytes").Uint(report.archive_bytes);
+  json.Key("wallSeconds").Double(report.wall_seconds);
+  json.Key("kernels").BeginArray();
+  for (const KernelOutcome& kernel : report.kernels) {
+    json.BeginObject();
+    json.Key("key").String(kernel.key.ToHex());
+    json.Key("label").String(kernel.label);
+    json.Key("status").String(kernel.status == KernelOutcome::Status::kCompiled     ? "compiled"
+                              : kernel.status == KernelOutcome::Status::kUnsupported ? "unsupported"
+                                                                                      : "failed");
+    json.Key("message").String(kernel.message);
+    json.Key("replayCached").Bool(kernel.replay_cached);
+    json.Key("frontEndSeconds").Double(kernel.front_end_seconds);
+    json.Key("codegenSeconds").Double(kernel.codegen_seconds);
+    json.Key("sassSeconds").BeginObject();
+    for (const auto& [arch, seconds] : kernel.sass_seconds) json.Key(fmt::format("sm_{}", arch)).Double(seconds);
+    json.EndObject();
+    json.Key("ptxBytes").Uint(kernel.ptx_bytes);
+    json.Key("fatbinBytes").Uint(kernel.fatbin_bytes);
+    json.EndObject();
+  }
+  json.EndArray();
+  json.EndObject();
+  return json.text() + "\n";
+}
+
 int UsageError(std::string_view message) {
   fmt::print(stderr, "spreplay compile: {}\n{}", message, kUsage);
   return 2;
@@ -45,6 +78,7 @@ int UsageError(std::string_view message) {
 int RunCompile(std::span<char*> args) {
   std::vector<std::string> traces;
   std::string output;
+  std::string report_path;
   CompileOptions options;
   options.cache_directory = DefaultCacheDirectory();
   for (size_t i = 0; i < args.size(); ++i) {
@@ -70,6 +104,8 @@ int RunCompile(std::span<char*> args) {
       options.cache_directory = value();
     } else if (arg == "--no-cache") {
       options.cache_directory.clear();
+    } else if (arg == "--report") {
+      report_path = value();
     } else if (arg == "--sass") {
       options.sass_backend = value();
       if (options.sass_backend != "ptxas" && options.sass_backend != "nvjitlink")
@@ -103,6 +139,11 @@ int RunCompile(std::span<char*> args) {
   if (!report.ok()) {
     fmt::print(stderr, "spreplay compile: {}\n", report.status());
     return 1;
+  }
+  if (!report_path.empty()) {
+    std::ofstream file(report_path, std::ios::trunc);
+    file << ReportJson(*report);
+    if (!file.flush()) fmt::print(stderr, "spreplay compile: cannot write {}\n", report_path);
   }
   const size_t failed = report->failed();
   const size_t compiled = std::count_if(

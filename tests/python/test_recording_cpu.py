@@ -107,3 +107,14 @@ def test_inspect_rejects_foreign_and_damaged_traces(tmp_path: Path) -> None:
     torn.write_bytes(trace.read_bytes()[:-100])
     contents = inspect_json(torn)
     assert len(contents["damage"]) == 1 and "truncated" in contents["damage"][0]["reason"]
+
+
+def test_merge_keeps_one_copy_of_every_record(tmp_path: Path) -> None:
+    first, second = tmp_path / "a.capnp", tmp_path / "b.capnp"
+    assert record(first).returncode == 0 and record(second).returncode == 0
+    merged = tmp_path / "merged.capnp"
+    proc = run_spreplay("merge", str(first), str(second), "-o", str(merged))
+    assert "records kept" in proc.stderr
+    contents = inspect_json(merged)
+    assert len(contents["processes"]) == 2 and len(contents["callSites"]) == 5
+    assert merged.stat().st_size < first.stat().st_size + second.stat().st_size * 0.5
