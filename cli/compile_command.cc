@@ -1,6 +1,6 @@
 #include <charconv>
-#include <fstream>
 #include <cstdlib>
+#include <fstream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -18,7 +18,8 @@ namespace {
 
 constexpr std::string_view kUsage =
     "usage: spreplay compile TRACE... -o ARCHIVE [--arch 75,80,...] [--jobs N]\n"
-    "                        [--cache DIR | --no-cache] [--sass ptxas|nvjitlink] [--report FILE.json]\n";
+    "                        [--cache DIR | --no-cache] [--sass ptxas|nvjitlink] [--report "
+    "FILE.json]\n";
 
 template <typename Number>
 bool ParseNumber(std::string_view text, Number& number) {
@@ -49,15 +50,16 @@ std::string ReportJson(const CompileReport& report) {
     json.BeginObject();
     json.Key("key").String(kernel.key.ToHex());
     json.Key("label").String(kernel.label);
-    json.Key("status").String(kernel.status == KernelOutcome::Status::kCompiled     ? "compiled"
+    json.Key("status").String(kernel.status == KernelOutcome::Status::kCompiled      ? "compiled"
                               : kernel.status == KernelOutcome::Status::kUnsupported ? "unsupported"
-                                                                                      : "failed");
+                                                                                     : "failed");
     json.Key("message").String(kernel.message);
     json.Key("replayCached").Bool(kernel.replay_cached);
     json.Key("frontEndSeconds").Double(kernel.front_end_seconds);
     json.Key("codegenSeconds").Double(kernel.codegen_seconds);
     json.Key("sassSeconds").BeginObject();
-    for (const auto& [arch, seconds] : kernel.sass_seconds) json.Key(fmt::format("sm_{}", arch)).Double(seconds);
+    for (const auto& [arch, seconds] : kernel.sass_seconds)
+      json.Key(fmt::format("sm_{}", arch)).Double(seconds);
     json.EndObject();
     json.Key("ptxBytes").Uint(kernel.ptx_bytes);
     json.Key("fatbinBytes").Uint(kernel.fatbin_bytes);

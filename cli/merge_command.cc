@@ -31,10 +31,11 @@ int RunMerge(std::span<char*> args) {
     fmt::print(stderr, "spreplay merge: {}\n", summary.status());
     return 1;
   }
-  fmt::print(stderr, "{}: {} of {} records kept{}\n", output, summary->records_written, summary->records_read,
-             summary->damaged_regions
-                 ? fmt::format("; {} damaged region(s) in the inputs skipped", summary->damaged_regions)
-                 : "");
+  fmt::print(stderr, "{}: {} of {} records kept{}\n", output, summary->records_written,
+             summary->records_read,
+             summary->damaged_regions ? fmt::format("; {} damaged region(s) in the inputs skipped",
+                                                    summary->damaged_regions)
+                                      : "");
   return 0;
 }
 

@@ -55,6 +55,7 @@ struct KernelJob {
   std::string ptx;  // without the trailing NUL
   std::map<uint32_t, std::string> cubins;
   std::string fatbin;
+  bool reported = false;  // its progress line was printed
   bool failed() const { return outcome.status != KernelOutcome::Status::kCompiled; }
   void Fail(std::string message) {
     outcome.status = KernelOutcome::Status::kFailed;
@@ -172,6 +173,20 @@ KernelMetadata MetadataOf(const KernelJob& job, const std::vector<uint32_t>& arc
   return metadata;
 }
 
+std::string ProgressLine(const KernelOutcome& outcome, size_t arch_count) {
+  switch (outcome.status) {
+    case KernelOutcome::Status::kCompiled:
+      return fmt::format("compiled {}: PTX identical{}, SASS for {} arch{}, fatbin {} bytes",
+                         outcome.label, outcome.replay_cached ? " (cached)" : "", arch_count,
+                         arch_count == 1 ? "" : "es", outcome.fatbin_bytes);
+    case KernelOutcome::Status::kUnsupported:
+      return fmt::format("skipped {}: {}", outcome.label, outcome.message);
+    case KernelOutcome::Status::kFailed:
+      break;
+  }
+  return fmt::format("FAILED {}: {}", outcome.label, outcome.message);
+}
+
 std::vector<std::byte> Bytes(std::string_view text) {
   const auto* begin = reinterpret_cast<const std::byte*>(text.data());
   return std::vector<std::byte>(begin, begin + text.size());
@@ -216,9 +231,20 @@ absl::StatusOr<CompileReport> CompileTrace(const Trace& trace, const std::string
       jobs[i].program = *program;
   }
 
+  // One line per kernel as soon as its fate is known.
+  std::mutex mutex;
+  auto report_progress = [&](KernelJob& job) {
+    std::lock_guard lock(mutex);
+    if (job.reported || !options.progress) return;
+    job.reported = true;
+    options.progress(ProgressLine(job.outcome, options.arches.size()));
+  };
+  for (KernelJob& job : jobs) {
+    if (job.outcome.status == KernelOutcome::Status::kUnsupported) report_progress(job);
+  }
+
   // Replay: one Slang replayer per worker, created on first use.
   std::vector<std::unique_ptr<Replayer>> replayers(workers);
-  std::mutex mutex;
   ParallelFor(jobs.size(), workers, [&](size_t item, size_t worker) {
     KernelJob& job = jobs[item];
     if (job.failed()) return;
@@ -228,6 +254,7 @@ absl::StatusOr<CompileReport> CompileTrace(const Trace& trace, const std::string
       replayers[worker] = *std::move(replayer);
     }
     Replay(trace, *replayers[worker], cache, job);
+    if (job.failed()) report_progress(job);
   });
   replayers.clear();
 
@@ -245,13 +272,14 @@ absl::StatusOr<CompileReport> CompileTrace(const Trace& trace, const std::string
   // Fatbins, then the archive.
   ParallelFor(jobs.size(), workers, [&](size_t item, size_t) {
     KernelJob& job = jobs[item];
-    if (job.failed()) return;
+    if (job.failed()) return report_progress(job);
     absl::StatusOr<uint32_t> ptx_arch = PtxTargetArch(job.ptx);
     if (!ptx_arch.ok()) return job.Fail(std::string(ptx_arch.status().message()));
     absl::StatusOr<std::string> fatbin = packer->Pack(job.cubins, job.ptx, *ptx_arch);
     if (!fatbin.ok()) return job.Fail(std::string(fatbin.status().message()));
     job.fatbin = *std::move(fatbin);
     job.outcome.fatbin_bytes = job.fatbin.size();
+    report_progress(job);
   });
 
   ArchiveProvenance provenance;
@@ -270,24 +298,6 @@ absl::StatusOr<CompileReport> CompileTrace(const Trace& trace, const std::string
       absl::Status added = writer.Add(
           MetadataOf(job, options.arches, PtxTargetArch(job.ptx).value_or(0)), std::move(binaries));
       if (!added.ok()) job.Fail(std::string(added.message()));
-    }
-    if (options.progress) {
-      std::string line;
-      switch (job.outcome.status) {
-        case KernelOutcome::Status::kCompiled:
-          line = fmt::format("compiled {}: PTX identical{}, SASS for {} arch{}, fatbin {} bytes",
-                             job.outcome.label, job.outcome.replay_cached ? " (cached)" : "",
-                             options.arches.size(), options.arches.size() == 1 ? "" : "es",
-                             job.outcome.fatbin_bytes);
-          break;
-        case KernelOutcome::Status::kUnsupported:
-          line = fmt::format("skipped {}: {}", job.outcome.label, job.outcome.message);
-          break;
-        case KernelOutcome::Status::kFailed:
-          line = fmt::format("FAILED {}: {}", job.outcome.label, job.outcome.message);
-          break;
-      }
-      options.progress(line);
     }
     report.kernels.push_back(std::move(job.outcome));
   }

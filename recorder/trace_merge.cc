@@ -21,7 +21,8 @@ namespace {
 // kernels by key (their compile times differ), call sites by identity.
 std::string IdentityOf(std::span<const std::byte> frame) {
   try {
-    auto words = kj::arrayPtr(reinterpret_cast<const capnp::word*>(frame.data()), frame.size() / sizeof(capnp::word));
+    auto words = kj::arrayPtr(reinterpret_cast<const capnp::word*>(frame.data()),
+                              frame.size() / sizeof(capnp::word));
     capnp::FlatArrayMessageReader message(words);
     auto record = message.getRoot<trace_schema::TraceRecord>();
     if (record.isKernel()) {
@@ -30,18 +31,21 @@ std::string IdentityOf(std::span<const std::byte> frame) {
     }
     if (record.isCallSite()) {
       auto call_site = record.getCallSite();
-      return fmt::format("call-site:{}:{}", call_site.getSlangpyHash().cStr(), int(call_site.getKind()));
+      return fmt::format("call-site:{}:{}", call_site.getSlangpyHash().cStr(),
+                         int(call_site.getKind()));
     }
   } catch (const kj::Exception&) {
     // Undecodable here: kept as bytes; readers will report it.
   }
   const Digest digest = Sha256Of(frame);
-  return "bytes:" + std::string(reinterpret_cast<const char*>(digest.bytes.data()), digest.bytes.size());
+  return "bytes:" +
+         std::string(reinterpret_cast<const char*>(digest.bytes.data()), digest.bytes.size());
 }
 
 }  // namespace
 
-absl::StatusOr<MergeSummary> MergeTraces(const std::vector<std::string>& inputs, const std::string& output) {
+absl::StatusOr<MergeSummary> MergeTraces(const std::vector<std::string>& inputs,
+                                         const std::string& output) {
   std::vector<TraceLog> logs;
   MergeSummary summary;
   for (const std::string& input : inputs) {
@@ -50,7 +54,8 @@ absl::StatusOr<MergeSummary> MergeTraces(const std::vector<std::string>& inputs,
     summary.damaged_regions += log->damage.size();
     logs.push_back(*std::move(log));
   }
-  const std::string temporary = fmt::format("{}.merge-{}-{}", output, getpid(), std::random_device{}());
+  const std::string temporary =
+      fmt::format("{}.merge-{}-{}", output, getpid(), std::random_device{}());
   {
     absl::StatusOr<TraceLogWriter> writer = TraceLogWriter::Open(temporary);
     if (!writer.ok()) return writer.status();

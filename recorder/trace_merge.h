@@ -16,6 +16,7 @@ struct MergeSummary {
   uint64_t damaged_regions = 0;
 };
 
-absl::StatusOr<MergeSummary> MergeTraces(const std::vector<std::string>& inputs, const std::string& output);
+absl::StatusOr<MergeSummary> MergeTraces(const std::vector<std::string>& inputs,
+                                         const std::string& output);
 
 }  // namespace spreplay
