@@ -16,19 +16,6 @@ std::string Bytes(uint64_t size) {
   return fmt::format("{:.1f} MB", size / (1024.0 * 1024.0));
 }
 
-std::string KindName(trace_schema::CallSite::Kind kind) {
-  switch (kind) {
-    case trace_schema::CallSite::Kind::CALL:
-      return "call";
-    case trace_schema::CallSite::Kind::BACKWARD_CALL:
-      return "bwds";
-    case trace_schema::CallSite::Kind::RAW_DISPATCH:
-      return "dispatch";
-    case trace_schema::CallSite::Kind::RAY_TRACING:
-      return "raytracing";
-  }
-  return "?";
-}
 
 std::string Signature(trace_schema::CallSite::Reader call_site) {
   std::string text;
@@ -86,7 +73,7 @@ std::string DescribeTrace(const Trace& trace) {
       };
       visit(*program);
     }
-    const std::string kind = call_sites.empty() ? "-" : KindName(call_sites[0].getKind());
+    const std::string kind = call_sites.empty() ? "-" : CallKindName(call_sites[0].getKind());
     const std::string module = call_sites.empty() ? "-" : call_sites[0].getModule().cStr();
     const std::string function =
         call_sites.empty() ? kernel.entry_point_name : call_sites[0].getFunction().cStr();
@@ -108,7 +95,7 @@ std::string DescribeTrace(const Trace& trace) {
       out += "\ncall sites without a recorded kernel (not compiled by Slang on this device):\n";
     out += fmt::format("  {:<16}  {:<10}  {:<12}  {:<24}  {}\n",
                        std::string(call_site.getSlangpyHash().cStr()).substr(0, 16),
-                       KindName(call_site.getKind()), Clip(call_site.getModule().cStr(), 12),
+                       CallKindName(call_site.getKind()), Clip(call_site.getModule().cStr(), 12),
                        Clip(call_site.getFunction().cStr(), 24), Signature(call_site));
   }
   return out;

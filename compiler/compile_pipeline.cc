@@ -32,19 +32,6 @@ std::string_view WithoutNul(std::string_view code) {
   return code;
 }
 
-std::string KindText(trace_schema::CallSite::Kind kind) {
-  switch (kind) {
-    case trace_schema::CallSite::Kind::CALL:
-      return "call";
-    case trace_schema::CallSite::Kind::BACKWARD_CALL:
-      return "bwds";
-    case trace_schema::CallSite::Kind::RAW_DISPATCH:
-      return "dispatch";
-    case trace_schema::CallSite::Kind::RAY_TRACING:
-      return "raytracing";
-  }
-  return "?";
-}
 
 // One kernel on its way through the pipeline.
 struct KernelJob {
@@ -74,7 +61,7 @@ void DescribeCallSite(const Trace& trace, KernelJob& job) {
   auto call_site = call_sites.front();
   job.call_site.module_name = call_site.getModule();
   job.call_site.function_name = call_site.getFunction();
-  job.call_site.call_kind = KindText(call_site.getKind());
+  job.call_site.call_kind = CallKindName(call_site.getKind());
   job.call_site.wrapper_module_name = call_site.getSlangpyHash();
   job.outcome.label = fmt::format("{}.{} ({})", job.call_site.module_name,
                                   job.call_site.function_name, job.call_site.call_kind);

@@ -1,5 +1,7 @@
 #include "interpose/compiler_option.h"
 
+#include "interpose/key_hasher.h"
+
 namespace spreplay {
 
 CompilerOption CompilerOption::From(const slang::CompilerOptionEntry& entry) {
@@ -29,6 +31,30 @@ std::vector<CompilerOption> CopyOptions(const slang::CompilerOptionEntry* entrie
   options.reserve(count);
   for (size_t i = 0; i < count; ++i) options.push_back(CompilerOption::From(entries[i]));
   return options;
+}
+
+namespace {
+
+std::string WithoutSlangpyDirectory(std::string text, const std::string& directory) {
+  if (directory.empty()) return text;
+  for (size_t at = text.find(directory); at != std::string::npos; at = text.find(directory, at + 9))
+    text.replace(at, directory.size(), "<slangpy>");
+  return text;
+}
+
+}  // namespace
+
+void HashKeyedOptions(KeyHasher& hasher, const std::vector<CompilerOption>& options,
+                      const std::string& slangpy_directory) {
+  int64_t keyed = 0;
+  for (const CompilerOption& option : options) keyed += IsLocationOption(option) ? 0 : 1;
+  hasher.Integer(keyed);
+  for (const CompilerOption& option : options) {
+    if (IsLocationOption(option)) continue;
+    hasher.Integer(option.name).Integer(option.kind).Integer(option.int0).Integer(option.int1);
+    hasher.Text(WithoutSlangpyDirectory(option.string0, slangpy_directory));
+    hasher.Text(WithoutSlangpyDirectory(option.string1, slangpy_directory));
+  }
 }
 
 bool IsLocationOption(const CompilerOption& option) {

@@ -30,4 +30,12 @@ std::vector<CompilerOption> CopyOptions(const slang::CompilerOptionEntry* entrie
 // relocated install still hits.
 bool IsLocationOption(const CompilerOption& option);
 
+class KeyHasher;
+
+// Feeds every option but the location options into a key. Strings naming
+// `slangpy_directory` name it "<slangpy>": what lies there is fixed by the
+// slangpy version, which every key holds.
+void HashKeyedOptions(KeyHasher& hasher, const std::vector<CompilerOption>& options,
+                      const std::string& slangpy_directory);
+
 }  // namespace spreplay

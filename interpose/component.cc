@@ -151,14 +151,7 @@ ComponentPtr Component::Linked(ComponentPtr program, std::vector<CompilerOption>
   auto linked = Make(Kind::kLinked);
   KeyHasher hasher("spreplay.linked.v1");
   hasher.Hash(program->digest);
-  int64_t keyed = 0;
-  for (const CompilerOption& option : options) keyed += IsLocationOption(option) ? 0 : 1;
-  hasher.Integer(keyed);
-  for (const CompilerOption& option : options) {
-    if (IsLocationOption(option)) continue;
-    hasher.Integer(option.name).Integer(option.kind).Integer(option.int0).Integer(option.int1);
-    hasher.Text(option.string0).Text(option.string1);
-  }
+  HashKeyedOptions(hasher, options, "");
   linked->digest = hasher.Finish();
   linked->keyable = program->keyable;
   linked->children.push_back(std::move(program));

@@ -3,30 +3,6 @@
 #include "interpose/key_hasher.h"
 
 namespace spreplay {
-namespace {
-
-std::string WithoutSlangpyDirectory(std::string text, const std::string& directory) {
-  if (directory.empty()) return text;
-  for (size_t at = text.find(directory); at != std::string::npos; at = text.find(directory, at + 9))
-    text.replace(at, directory.size(), "<slangpy>");
-  return text;
-}
-
-void HashOptions(KeyHasher& hasher, const std::vector<CompilerOption>& options,
-                 const std::string& slangpy_directory) {
-  int64_t keyed = 0;
-  for (const CompilerOption& option : options) keyed += IsLocationOption(option) ? 0 : 1;
-  hasher.Integer(keyed);
-  for (const CompilerOption& option : options) {
-    if (IsLocationOption(option)) continue;
-    hasher.Integer(option.name).Integer(option.kind).Integer(option.int0).Integer(option.int1);
-    hasher.Text(WithoutSlangpyDirectory(option.string0, slangpy_directory));
-    hasher.Text(WithoutSlangpyDirectory(option.string1, slangpy_directory));
-  }
-}
-
-}  // namespace
-
 SessionConfig SessionConfig::From(const slang::SessionDesc& desc, std::string slangpy_directory) {
   SessionConfig config;
   config.slangpy_directory = std::move(slangpy_directory);
@@ -65,14 +41,14 @@ Digest SessionConfig::ContentDigest() const {
     hasher.Integer(target.format).Integer(target.profile).Integer(target.flags);
     hasher.Integer(target.floating_point_mode).Integer(target.line_directive_mode);
     hasher.Integer(target.force_glsl_scalar_buffer_layout);
-    HashOptions(hasher, target.options, slangpy_directory);
+    HashKeyedOptions(hasher, target.options, slangpy_directory);
   }
   hasher.Integer(flags).Integer(default_matrix_layout_mode);
   hasher.Integer(static_cast<int64_t>(macros.size()));
   for (const auto& [name, value] : macros) hasher.Text(name).Text(value);
   hasher.Integer(has_custom_file_system).Integer(enable_effect_annotations);
   hasher.Integer(allow_glsl_syntax).Integer(skip_spirv_validation);
-  HashOptions(hasher, options, slangpy_directory);
+  HashKeyedOptions(hasher, options, slangpy_directory);
   return hasher.Finish();
 }
 

@@ -144,6 +144,16 @@ void Trace::Contents::AddLog(TraceLog log) {
   logs.push_back(std::move(log));
 }
 
+std::string CallKindName(trace_schema::CallSite::Kind kind) {
+  switch (kind) {
+    case trace_schema::CallSite::Kind::CALL: return "call";
+    case trace_schema::CallSite::Kind::BACKWARD_CALL: return "bwds";
+    case trace_schema::CallSite::Kind::RAW_DISPATCH: return "dispatch";
+    case trace_schema::CallSite::Kind::RAY_TRACING: return "raytracing";
+  }
+  return "?";
+}
+
 Trace::Trace(std::unique_ptr<Contents> contents) : contents_(std::move(contents)) {}
 Trace::Trace(Trace&&) noexcept = default;
 Trace& Trace::operator=(Trace&&) noexcept = default;

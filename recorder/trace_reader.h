@@ -29,6 +29,9 @@ struct KernelRecord {
   std::string toolchain;
 };
 
+// "call", "bwds", "dispatch" or "raytracing": how tools name a call site's kind.
+std::string CallKindName(trace_schema::CallSite::Kind kind);
+
 class Trace {
  public:
   static absl::StatusOr<Trace> Read(const std::string& path);
