@@ -37,11 +37,12 @@ def main() -> int:
     work = Path(tempfile.mkdtemp(prefix="spreplay-compile-bench-"))
     results: dict = {}
     for jobs in (1, 2):
-        results[f"cold_jobs{jobs}_s"] = compile_once(work / f"j{jobs}.sprk", jobs, None, work / f"j{jobs}.json")
+        results[f"cold_jobs{jobs}_s"] = compile_once(work / f"j{jobs}.sprk", jobs, None, work / f"j{jobs}.json",
+                                                     "ptxas")
     results["cold_jobs2_nvjitlink_s"] = compile_once(work / "nv.sprk", 2, None, work / "nv.json", "nvjitlink")
     cache = work / "cache"
-    results["first_with_cache_s"] = compile_once(work / "c1.sprk", 2, cache, work / "c1.json")
-    results["incremental_s"] = compile_once(work / "c2.sprk", 2, cache, work / "c2.json")
+    results["first_with_cache_s"] = compile_once(work / "c1.sprk", 2, cache, work / "c1.json", "ptxas")
+    results["incremental_s"] = compile_once(work / "c2.sprk", 2, cache, work / "c2.json", "ptxas")
     report = json.loads((work / "j1.json").read_text())
     kernels = report["kernels"]
     sass = {}

@@ -18,7 +18,7 @@ namespace {
 
 constexpr std::string_view kUsage =
     "usage: spreplay compile TRACE... -o ARCHIVE [--arch 75,80,...] [--jobs N]\n"
-    "                        [--cache DIR | --no-cache] [--sass ptxas|nvjitlink] [--report "
+    "                        [--cache DIR | --no-cache] [--sass auto|nvjitlink|ptxas] [--report "
     "FILE.json]\n";
 
 template <typename Number>
@@ -110,8 +110,9 @@ int RunCompile(std::span<char*> args) {
       report_path = value();
     } else if (arg == "--sass") {
       options.sass_backend = value();
-      if (options.sass_backend != "ptxas" && options.sass_backend != "nvjitlink")
-        return UsageError("--sass is ptxas or nvjitlink");
+      if (options.sass_backend != "ptxas" && options.sass_backend != "nvjitlink" &&
+          options.sass_backend != "auto")
+        return UsageError("--sass is auto, nvjitlink or ptxas");
     } else if (arg.starts_with("-")) {
       return UsageError(fmt::format("unknown option {}", arg));
     } else {

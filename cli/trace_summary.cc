@@ -16,7 +16,6 @@ std::string Bytes(uint64_t size) {
   return fmt::format("{:.1f} MB", size / (1024.0 * 1024.0));
 }
 
-
 std::string Signature(trace_schema::CallSite::Reader call_site) {
   std::string text;
   for (auto argument : call_site.getArguments()) {

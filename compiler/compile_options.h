@@ -16,10 +16,13 @@ inline const std::vector<uint32_t> kDefaultArches = {75, 80, 86, 89, 90, 100, 12
 
 struct CompileOptions {
   std::vector<uint32_t> arches = kDefaultArches;
-  int jobs = 0;                        // 0: one per core
-  std::string cache_directory;         // empty: no compile cache
-  std::string cuda_root;               // empty: FindCudaRoot()
-  std::string sass_backend = "ptxas";  // or "nvjitlink"
+  int jobs = 0;                 // 0: one per core
+  std::string cache_directory;  // empty: no compile cache
+  std::string cuda_root;        // empty: FindCudaRoot()
+  // "nvjitlink" builds in-process (measured ~27% less SASS time than one
+  // ptxas process per build: bench/results/2026-11-29-cpu-compile); "ptxas"
+  // needs only the ptxas executable; "auto" takes nvJitLink when installed.
+  std::string sass_backend = "auto";
   // Called with one human-readable line per finished kernel.
   std::function<void(const std::string&)> progress;
 };

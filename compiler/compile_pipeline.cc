@@ -32,7 +32,6 @@ std::string_view WithoutNul(std::string_view code) {
   return code;
 }
 
-
 // One kernel on its way through the pipeline.
 struct KernelJob {
   const KernelRecord* record = nullptr;
@@ -192,9 +191,10 @@ absl::StatusOr<CompileReport> CompileTrace(const Trace& trace, const std::string
                                            const CompileOptions& options) {
   const Clock::time_point start = Clock::now();
   const std::string cuda_root = options.cuda_root.empty() ? FindCudaRoot() : options.cuda_root;
-  absl::StatusOr<std::unique_ptr<SassBuilder>> sass = options.sass_backend == "nvjitlink"
-                                                          ? MakeNvJitLinkBuilder(cuda_root)
-                                                          : MakePtxasBuilder(cuda_root);
+  absl::StatusOr<std::unique_ptr<SassBuilder>> sass = options.sass_backend == "ptxas"
+                                                          ? MakePtxasBuilder(cuda_root)
+                                                          : MakeNvJitLinkBuilder(cuda_root);
+  if (!sass.ok() && options.sass_backend == "auto") sass = MakePtxasBuilder(cuda_root);
   if (!sass.ok()) return sass.status();
   absl::StatusOr<FatbinPacker> packer = FatbinPacker::Create(cuda_root);
   if (!packer.ok()) return packer.status();

@@ -146,10 +146,14 @@ void Trace::Contents::AddLog(TraceLog log) {
 
 std::string CallKindName(trace_schema::CallSite::Kind kind) {
   switch (kind) {
-    case trace_schema::CallSite::Kind::CALL: return "call";
-    case trace_schema::CallSite::Kind::BACKWARD_CALL: return "bwds";
-    case trace_schema::CallSite::Kind::RAW_DISPATCH: return "dispatch";
-    case trace_schema::CallSite::Kind::RAY_TRACING: return "raytracing";
+    case trace_schema::CallSite::Kind::CALL:
+      return "call";
+    case trace_schema::CallSite::Kind::BACKWARD_CALL:
+      return "bwds";
+    case trace_schema::CallSite::Kind::RAW_DISPATCH:
+      return "dispatch";
+    case trace_schema::CallSite::Kind::RAY_TRACING:
+      return "raytracing";
   }
   return "?";
 }

@@ -9,7 +9,6 @@
 #include <memory>
 
 #include "absl/container/flat_hash_map.h"
-
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -24,15 +23,16 @@ SessionConfig SampleSession() {
   target.format = SLANG_PTX;
   target.floating_point_mode = 1;
   target.force_glsl_scalar_buffer_layout = true;
-  target.options.push_back({static_cast<int32_t>(slang::CompilerOptionName::GLSLForceScalarLayout), 0, 1, 0, "", ""});
+  target.options.push_back(
+      {static_cast<int32_t>(slang::CompilerOptionName::GLSLForceScalarLayout), 0, 1, 0, "", ""});
   config.targets.push_back(target);
   config.search_paths = {"/opt/app/shaders"};
   config.macros = {{"__TARGET_CUDA__", "1"}};
   config.slangpy_directory = "/venv/site-packages/slangpy";
   config.options.push_back({static_cast<int32_t>(slang::CompilerOptionName::Include), 1, 0, 0,
                             "/venv/site-packages/slangpy/slang", ""});
-  config.options.push_back({static_cast<int32_t>(slang::CompilerOptionName::DownstreamArgs), 1, 0, 0, "nvrtc",
-                            "-I/venv/site-packages/slangpy/optix/9_0"});
+  config.options.push_back({static_cast<int32_t>(slang::CompilerOptionName::DownstreamArgs), 1, 0,
+                            0, "nvrtc", "-I/venv/site-packages/slangpy/optix/9_0"});
   return config;
 }
 
@@ -40,7 +40,8 @@ TEST(RecordEncodingTest, SessionsRoundTrip) {
   const SessionConfig config = SampleSession();
   capnp::MallocMessageBuilder message;
   EncodeSession(config, message.initRoot<trace_schema::Session>());
-  absl::StatusOr<SessionConfig> decoded = DecodeSession(message.getRoot<trace_schema::Session>().asReader());
+  absl::StatusOr<SessionConfig> decoded =
+      DecodeSession(message.getRoot<trace_schema::Session>().asReader());
   ASSERT_TRUE(decoded.ok()) << decoded.status();
   EXPECT_EQ(decoded->ContentDigest(), config.ContentDigest());
   EXPECT_EQ(decoded->LocationDigest(), config.LocationDigest());
@@ -72,11 +73,13 @@ TEST(RecordEncodingTest, TamperedSessionIsRefused) {
 }
 
 ComponentPtr SampleProgram(const std::string& util_source) {
-  auto user = Component::Module("user", "/app/user.slang", "/app/user.slang", std::nullopt,
-                                {{"/app/user.slang", Sha256Of("float f();")}, {"/app/util.slang", Sha256Of(util_source)}});
-  auto wrapper = Component::Module("abc123", "sha1path", "abc123",
-                                   std::string("// abc123\nimport \"/app/user.slang\";\nvoid compute_main() {}"),
-                                   {{"/app/user.slang", Sha256Of("float f();")}});
+  auto user = Component::Module(
+      "user", "/app/user.slang", "/app/user.slang", std::nullopt,
+      {{"/app/user.slang", Sha256Of("float f();")}, {"/app/util.slang", Sha256Of(util_source)}});
+  auto wrapper = Component::Module(
+      "abc123", "sha1path", "abc123",
+      std::string("// abc123\nimport \"/app/user.slang\";\nvoid compute_main() {}"),
+      {{"/app/user.slang", Sha256Of("float f();")}});
   auto entry = Component::EntryPoint(wrapper, "compute_main", kFoundByName);
   auto composite = Component::Composite({wrapper, user, entry});
   return Component::Linked(composite, {});
@@ -94,7 +97,8 @@ TEST(RecordEncodingTest, ComponentTreesRoundTrip) {
   encode(program);
   std::function<absl::StatusOr<ComponentPtr>(const Digest&)> decode =
       [&](const Digest& digest) -> absl::StatusOr<ComponentPtr> {
-    return DecodeComponent(records.at(digest)->getRoot<trace_schema::Component>().asReader(), decode);
+    return DecodeComponent(records.at(digest)->getRoot<trace_schema::Component>().asReader(),
+                           decode);
   };
   absl::StatusOr<ComponentPtr> decoded = decode(program->digest);
   ASSERT_TRUE(decoded.ok()) << decoded.status();
@@ -107,10 +111,12 @@ TEST(RecordEncodingTest, ProgramKeysFollowImportedFilesNotPaths) {
   // The same wrapper, generated for the app installed elsewhere: slangpy names
   // it after a hash of its text, which contains the path.
   const Digest content = Sha256Of("float f();");
-  auto here = Component::Module("abc", "p1", "abc", std::string("// abc\nimport \"/app/user.slang\";"),
-                                {{"/app/user.slang", content}});
-  auto there = Component::Module("def", "p2", "def", std::string("// def\nimport \"/srv/x/user.slang\";"),
-                                 {{"/srv/x/user.slang", content}});
+  auto here =
+      Component::Module("abc", "p1", "abc", std::string("// abc\nimport \"/app/user.slang\";"),
+                        {{"/app/user.slang", content}});
+  auto there =
+      Component::Module("def", "p2", "def", std::string("// def\nimport \"/srv/x/user.slang\";"),
+                        {{"/srv/x/user.slang", content}});
   EXPECT_EQ(here->digest, there->digest);
 }
 
