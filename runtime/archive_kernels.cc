@@ -5,8 +5,6 @@
 #include "common/fmt_absl.h"
 #include "fmt/format.h"
 #include "fmt/ranges.h"
-#include "runtime/cuda_arch.h"
-#include "runtime/miss_explanation.h"
 
 namespace spreplay {
 
@@ -36,9 +34,9 @@ std::string ArchiveKernels::disabled_reason() const {
   return disabled_reason_;
 }
 
-void ArchiveKernels::NameCallSite(const std::string& wrapper_module, const std::string& label) {
+void ArchiveKernels::NameCallSite(const std::string& wrapper_module, CallSiteName name) {
   std::lock_guard lock(mutex_);
-  labels_[wrapper_module] = label;
+  names_[wrapper_module] = std::move(name);
 }
 
 std::vector<MissRecord> ArchiveKernels::misses() const {
@@ -46,19 +44,22 @@ std::vector<MissRecord> ArchiveKernels::misses() const {
   return misses_;
 }
 
-std::string ArchiveKernels::LabelOf(const KernelRequest& request) const {
+const CallSiteName* ArchiveKernels::NameOf(const KernelRequest& request) const {
   for (const std::string& wrapper : WrapperModuleNames(*request.program)) {
-    if (auto it = labels_.find(wrapper); it != labels_.end()) return it->second;
+    if (auto it = names_.find(wrapper); it != names_.end()) return &it->second;
   }
-  std::vector<std::string> wrappers = WrapperModuleNames(*request.program);
-  return wrappers.empty() ? "an unnamed kernel"
-                          : fmt::format("wrapper {}", wrappers.front().substr(0, 16));
+  return nullptr;
 }
 
 KernelDecision ArchiveKernels::Miss(const KernelRequest& request, std::string reason,
                                     std::string* refusal) {
   std::lock_guard lock(mutex_);
-  const std::string label = LabelOf(request);
+  const CallSiteName* name = NameOf(request);
+  const std::vector<std::string> wrappers = WrapperModuleNames(*request.program);
+  const std::string label = name ? name->Label()
+                            : wrappers.empty()
+                                ? "an unnamed kernel"
+                                : fmt::format("wrapper {}", wrappers.front().substr(0, 16));
   misses_.push_back({label, reason});
   if (options_.strict) {
     *refusal = fmt::format(
@@ -78,14 +79,17 @@ KernelDecision ArchiveKernels::DecideKernel(const KernelRequest& request, Served
                                             std::string* refusal) {
   if (std::string reason = disabled_reason(); !reason.empty())
     return Miss(request, reason, refusal);
-  if (!request.session || !request.program->keyable)
-    return Miss(request, ExplainMiss(archive_, request), refusal);
+  auto explain = [&] {
+    std::lock_guard lock(mutex_);
+    return ExplainMiss(archive_, request, NameOf(request));
+  };
+  if (!request.session || !request.program->keyable) return Miss(request, explain(), refusal);
   std::optional<ArchivedKernel> kernel = archive_.Find(request.key);
-  if (!kernel) return Miss(request, ExplainMiss(archive_, request), refusal);
+  if (!kernel) return Miss(request, explain(), refusal);
 
   // A fatbin without SASS for this GPU would make the driver JIT its PTX,
   // silently paying what the archive exists to avoid.
-  absl::StatusOr<std::vector<uint32_t>> arches = ArchesToServe();
+  absl::StatusOr<std::vector<uint32_t>> arches = options_.arches();
   if (!arches.ok()) return Miss(request, std::string(arches.status().message()), refusal);
   std::vector<uint32_t> archived;
   for (uint32_t arch : kernel->entry.getSassArches()) archived.push_back(arch);

@@ -3,6 +3,7 @@
 // what happens on a miss: compile as usual with a one-line warning per call
 // site, or, in strict mode, fail the request.
 
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -13,12 +14,16 @@
 #include "absl/status/statusor.h"
 #include "archive/archive.h"
 #include "interpose/hook_listener.h"
+#include "runtime/cuda_arch.h"
+#include "runtime/miss_explanation.h"
 
 namespace spreplay {
 
 struct ServingOptions {
   bool strict = false;  // a miss fails the request instead of compiling
   bool warn = true;     // one line on stderr per missed call site
+  // The GPU architectures a served kernel must have SASS for.
+  std::function<absl::StatusOr<std::vector<uint32_t>>()> arches = ArchesToServe;
 };
 
 struct MissRecord {
@@ -35,8 +40,9 @@ class ArchiveKernels final : public HookListener {
   KernelDecision DecideKernel(const KernelRequest& request, ServedKernel* served,
                               std::string* refusal) override;
 
-  // Names call sites in messages: slangpy's hash → "module.function (kind)".
-  void NameCallSite(const std::string& wrapper_module, const std::string& label);
+  // Names call sites in messages and finds their archived builds when the
+  // wrapper's name changed: slangpy's hash → module, function and kind.
+  void NameCallSite(const std::string& wrapper_module, CallSiteName name);
 
   std::vector<MissRecord> misses() const;
   const std::string& path() const { return path_; }
@@ -47,14 +53,14 @@ class ArchiveKernels final : public HookListener {
  private:
   ArchiveKernels(std::string path, Archive archive, ServingOptions options);
   KernelDecision Miss(const KernelRequest& request, std::string reason, std::string* refusal);
-  std::string LabelOf(const KernelRequest& request) const;  // callers hold mutex_
+  const CallSiteName* NameOf(const KernelRequest& request) const;  // callers hold mutex_
 
   std::string path_;
   Archive archive_;
   ServingOptions options_;
   mutable std::mutex mutex_;
   std::string disabled_reason_;
-  absl::flat_hash_map<std::string, std::string> labels_;
+  absl::flat_hash_map<std::string, CallSiteName> names_;
   absl::flat_hash_set<std::string> warned_;
   std::vector<MissRecord> misses_;
 };

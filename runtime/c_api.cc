@@ -133,9 +133,10 @@ void spreplay_refuse_all(const char* reason) {
   spreplay::AddHookListener(Native().refuse_all.get());
 }
 
-void spreplay_name_call_site(const char* wrapper_module, const char* label) {
-  if (Native().archive && wrapper_module && label)
-    Native().archive->NameCallSite(wrapper_module, label);
+void spreplay_name_call_site(const char* wrapper_module, const char* module, const char* function,
+                             const char* kind) {
+  if (!Native().archive || !wrapper_module || !module || !function || !kind) return;
+  Native().archive->NameCallSite(wrapper_module, {module, function, kind});
 }
 
 size_t spreplay_summary_json(char* buffer, size_t size) {

@@ -42,9 +42,10 @@ SPREPLAY_API int spreplay_serve_archive(const char* path, int strict);
 // cannot be used at all.
 SPREPLAY_API void spreplay_refuse_all(const char* reason);
 
-// Names a call site in messages: slangpy's hash (the wrapper module's name)
-// and a label such as "module.function (call)".
-SPREPLAY_API void spreplay_name_call_site(const char* wrapper_module, const char* label);
+// Names a call site in messages: slangpy's hash (the wrapper module's name),
+// the slangpy module, the function and the kind ("call", "bwds", ...).
+SPREPLAY_API void spreplay_name_call_site(const char* wrapper_module, const char* module,
+                                          const char* function, const char* kind);
 
 // Writes a JSON summary of this process's kernel requests into `buffer` and
 // returns its length (excluding the NUL); call again with a larger buffer if

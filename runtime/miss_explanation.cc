@@ -24,6 +24,19 @@ Digest DigestOf(capnp::Data::Reader data) {
   return digest;
 }
 
+bool SameCallSite(const ArchivedKernel& kernel, const std::vector<std::string>& wrappers,
+                  const CallSiteName* name) {
+  auto call_site = kernel.entry.getCallSite();
+  const std::string wrapper = call_site.getWrapperModuleName();
+  if (std::find(wrappers.begin(), wrappers.end(), wrapper) != wrappers.end()) return true;
+  if (!name) return false;
+  const auto file_name = [](const std::string& module) {
+    return std::filesystem::path(module).filename();
+  };
+  return call_site.getFunctionName() == name->function && call_site.getCallKind() == name->kind &&
+         file_name(call_site.getModuleName()) == file_name(name->module);
+}
+
 }  // namespace
 
 std::vector<std::string> WrapperModuleNames(const Component& program) {
@@ -32,15 +45,15 @@ std::vector<std::string> WrapperModuleNames(const Component& program) {
   return names;
 }
 
-std::string ExplainMiss(const Archive& archive, const KernelRequest& request) {
+std::string ExplainMiss(const Archive& archive, const KernelRequest& request,
+                        const CallSiteName* name) {
   if (!request.session) return "its Slang session was created before spreplay was active";
   if (!request.program->keyable)
     return "it uses Slang modules spreplay could not read (see SPREPLAY_VERBOSE=1)";
   const std::vector<std::string> wrappers = WrapperModuleNames(*request.program);
   for (size_t i = 0; i < archive.kernel_count(); ++i) {
     ArchivedKernel kernel = archive.kernel(i);
-    const std::string wrapper = kernel.entry.getCallSite().getWrapperModuleName();
-    if (std::find(wrappers.begin(), wrappers.end(), wrapper) == wrappers.end()) continue;
+    if (!SameCallSite(kernel, wrappers, name)) continue;
     // The same call site was archived: find what differs.
     std::vector<SourceFile> files;
     CollectFiles(*request.program, files);

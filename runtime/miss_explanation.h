@@ -10,7 +10,19 @@
 
 namespace spreplay {
 
-std::string ExplainMiss(const Archive& archive, const KernelRequest& request);
+// How slangpy's Python layer names a call site.
+struct CallSiteName {
+  std::string module;
+  std::string function;
+  std::string kind;  // "call", "bwds", ...
+  std::string Label() const { return module + "." + function + " (" + kind + ")"; }
+};
+
+// `name`, when known, finds the archived build of the same call site even if
+// slangpy named its wrapper differently (the wrapper text names imported
+// modules by path, so moving the app renames every wrapper).
+std::string ExplainMiss(const Archive& archive, const KernelRequest& request,
+                        const CallSiteName* name);
 
 // The names of the modules loaded from strings in `program`: slangpy names
 // each wrapper module after its call site's hash.

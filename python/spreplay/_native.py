@@ -60,7 +60,7 @@ class Native:
         core.spreplay_serve_archive.restype = ctypes.c_int
         core.spreplay_refuse_all.argtypes = [ctypes.c_char_p]
         core.spreplay_refuse_all.restype = None
-        core.spreplay_name_call_site.argtypes = [ctypes.c_char_p, ctypes.c_char_p]
+        core.spreplay_name_call_site.argtypes = [ctypes.c_char_p] * 4
         core.spreplay_name_call_site.restype = None
         core.spreplay_summary_json.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
         core.spreplay_summary_json.restype = ctypes.c_size_t
@@ -87,8 +87,8 @@ class Native:
     def refuse_all(self, reason: str) -> None:
         self.core.spreplay_refuse_all(reason.encode())
 
-    def name_call_site(self, wrapper_module: str, label: str) -> None:
-        self.core.spreplay_name_call_site(wrapper_module.encode(), label.encode())
+    def name_call_site(self, wrapper_module: str, module: str, function: str, kind: str) -> None:
+        self.core.spreplay_name_call_site(wrapper_module.encode(), module.encode(), function.encode(), kind.encode())
 
     def summary(self) -> dict:
         size = self.core.spreplay_summary_json(None, 0)

@@ -19,9 +19,13 @@ def _enabled(variable: str) -> bool:
     return os.environ.get(variable, "") not in ("", "0", "false", "no")
 
 
-def _label(description: dict) -> str:
-    kind = {"call": "call", "backwardCall": "bwds", "rawDispatch": "dispatch", "rayTracing": "raytracing"}
-    return f"{description['module']}.{description['function']} ({kind.get(description['kind'], description['kind'])})"
+# The kind names `spreplay compile` writes into archives.
+_KIND_NAMES = {"call": "call", "backwardCall": "bwds", "rawDispatch": "dispatch", "rayTracing": "raytracing"}
+
+
+def _name_call_site(native: Native, description: dict) -> None:
+    kind = _KIND_NAMES.get(description["kind"], description["kind"])
+    native.name_call_site(description["slangpyHash"], description["module"], description["function"], kind)
 
 
 def format_summary(summary: dict) -> str:
@@ -47,9 +51,7 @@ def start_serving(archive_path: str, verbose: bool) -> Native:
         if strict:
             native.refuse_all(f"{message} (and {STRICT} is set)")
         print(f"{message}; {'every kernel will fail' if strict else 'kernels compile as usual'}", file=sys.stderr)
-    call_site_hub().call_site_observers.append(
-        lambda description: native.name_call_site(description["slangpyHash"], _label(description))
-    )
+    call_site_hub().call_site_observers.append(lambda description: _name_call_site(native, description))
     misses_path = os.environ.get(MISSES)
     if misses_path:
         from ._activation import start_recording
