@@ -82,6 +82,32 @@ def describe_call(call_data: Any, build_info: Any, bindings: Any, seconds: float
     }
 
 
+def describe_dispatch(dispatch_data: Any, function: Any, code: str, seconds: float) -> dict[str, Any]:
+    """A raw dispatch (`function.dispatch(...)`): slangpy names its wrapper
+    module by the first 16 hex digits of the code's SHA-256 (dispatchdata.py)."""
+    build_info = function.calc_build_info()
+    module = getattr(build_info, "module", None)
+    bindings = getattr(dispatch_data, "debug_only_bindings", None)
+    arguments = [describe_argument(v) for v in getattr(bindings, "kwargs", {}).values()]
+    device = getattr(module, "device", None)
+    return {
+        "slangpyHash": hashlib.sha256(code.encode()).hexdigest()[:16],
+        "kind": "rawDispatch",
+        "module": _text(module),
+        "function": _text(getattr(build_info, "name", "")),
+        "callMode": "prim",
+        "arguments": arguments,
+        "typeConformances": [str(c) for c in getattr(build_info, "type_conformances", None) or []],
+        "linkedModules": [_text(m) for m in getattr(module, "link", [])],
+        "entryPoints": [f"{_text(getattr(build_info, 'name', ''))}_entrypoint"],
+        "deferTargetCompilation": bool(getattr(build_info, "options", {}).get("defer_target_compilation", True)),
+        "deviceType": _text(getattr(getattr(device, "info", None), "type", "")),
+        "wrapperSourceDigest": list(hashlib.sha256(code.encode()).digest()),
+        "buildSeconds": seconds,
+        "threadName": threading.current_thread().name,
+    }
+
+
 def describe_device(device: Any) -> dict[str, Any]:
     info = getattr(device, "info", None)
     limits = getattr(info, "limits", None)

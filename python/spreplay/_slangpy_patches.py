@@ -10,11 +10,12 @@ import importlib.abc
 import importlib.machinery
 import importlib.util
 import sys
+import threading
 import time
 from types import ModuleType
 from typing import Any, Callable
 
-from ._call_sites import describe_call, describe_device
+from ._call_sites import describe_call, describe_device, describe_dispatch
 
 CallSiteObserver = Callable[[dict[str, Any]], None]
 DeviceObserver = Callable[[dict[str, Any]], None]
@@ -39,6 +40,42 @@ def _patch_calldata(module: ModuleType, on_call_site: CallSiteObserver, on_devic
             print(f"spreplay: could not record a call site: {error}", file=sys.stderr)
 
     call_data_class._try_build_shader = _try_build_shader
+
+
+# The code the last CodeGen.finish produced on this thread: DispatchData
+# generates its wrapper, hashes it and drops it, all inside its constructor.
+_last_code = threading.local()
+
+
+def _patch_codegen(module: ModuleType) -> None:
+    original = module.CodeGen.finish
+
+    def finish(self: Any, *args: Any, **kwargs: Any) -> str:
+        code = original(self, *args, **kwargs)
+        _last_code.value = code
+        return code
+
+    module.CodeGen.finish = finish
+
+
+def _patch_dispatchdata(module: ModuleType, on_call_site: CallSiteObserver) -> None:
+    dispatch_data_class = module.DispatchData
+    original = dispatch_data_class.__init__
+
+    def __init__(self: Any, func: Any, **kwargs: Any) -> None:
+        _last_code.value = None
+        start = time.perf_counter()
+        original(self, func, **kwargs)
+        seconds = time.perf_counter() - start
+        code = getattr(_last_code, "value", None)
+        if not code:
+            return
+        try:
+            on_call_site(describe_dispatch(self, func, code, seconds))
+        except Exception as error:  # never let recording break the app
+            print(f"spreplay: could not record a raw dispatch: {error}", file=sys.stderr)
+
+    dispatch_data_class.__init__ = __init__
 
 
 class _PatchAfterImport(importlib.abc.MetaPathFinder, importlib.abc.Loader):
@@ -99,6 +136,10 @@ def call_site_hub() -> CallSiteHub:
         hub = CallSiteHub()
         sys.meta_path.insert(
             0, _PatchAfterImport("slangpy.core.calldata", lambda m: _patch_calldata(m, hub.call_site, hub.device))
+        )
+        sys.meta_path.insert(0, _PatchAfterImport("slangpy.bindings.codegen", _patch_codegen))
+        sys.meta_path.insert(
+            0, _PatchAfterImport("slangpy.core.dispatchdata", lambda m: _patch_dispatchdata(m, hub.call_site))
         )
         _hub = hub
     return _hub

@@ -15,6 +15,11 @@ import numpy as np
 import slangpy as spy
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
+RAW_DISPATCH_SOURCE = """
+void fill(uint3 dispatchThreadID, RWStructuredBuffer<float> values) {
+    values[dispatchThreadID.x] = float(dispatchThreadID.x);
+}
+"""
 
 
 def main() -> None:
@@ -31,6 +36,14 @@ def main() -> None:
     train = spy.Module.load_from_file(device, "train.slang")
     train.model_at.debug_build_call_data(spy.float4(1, 2, 3, 4), 0.5)
     train.model_at.bwds.debug_build_call_data(spy.float4(1, 2, 3, 4), spy.diffPair(0.5, 0.0), 1.0)
+
+    # A raw dispatch (`function.dispatch(...)`) builds a DispatchData.
+    from slangpy.core.dispatchdata import DispatchData
+
+    raw = spy.Module(device.load_module_from_source("rawdispatch", RAW_DISPATCH_SOURCE))
+    values = device.create_buffer(element_count=64, struct_size=4,
+                                  usage=spy.BufferUsage.unordered_access | spy.BufferUsage.shader_resource)
+    DispatchData(raw.fill, values=values)
     print("built", flush=True)
     if len(sys.argv) > 1 and sys.argv[1] == "--hang":  # for the kill test
         import time

@@ -34,7 +34,7 @@ def test_records_every_call_site_of_an_unmodified_app(tmp_path: Path) -> None:
     assert contents["damage"] == [] and contents["undecodableRecords"] == 0
     sites = {(c["function"], c["kind"]) for c in contents["callSites"]}
     assert sites == {("add", "call"), ("poly3", "call"), ("outer<3>", "call"), ("model_at", "call"),
-                     ("model_at", "backwardCall")}
+                     ("model_at", "backwardCall"), ("fill", "rawDispatch")}
     add = next(c for c in contents["callSites"] if c["function"] == "add")
     assert [a["name"] for a in add["arguments"]] == ["a", "b", "_result"]
     assert add["arguments"][0]["vectorType"] == "float" and add["arguments"][0]["dimensionality"] == 1
@@ -68,7 +68,7 @@ def test_a_second_process_appends_to_the_same_trace(tmp_path: Path) -> None:
     contents = inspect_json(trace)
     assert len(contents["processes"]) == 2
     assert contents["damage"] == []
-    assert len(contents["callSites"]) == 5  # de-duplicated across processes
+    assert len(contents["callSites"]) == 6  # de-duplicated across processes
 
 
 def test_a_recorder_killed_mid_run_leaves_a_readable_trace(tmp_path: Path) -> None:
@@ -82,7 +82,7 @@ def test_a_recorder_killed_mid_run_leaves_a_readable_trace(tmp_path: Path) -> No
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     contents = inspect_json(trace)
-    assert len(contents["callSites"]) == 5
+    assert len(contents["callSites"]) == 6
 
 
 def test_nothing_loads_without_the_environment_variables() -> None:
@@ -116,5 +116,5 @@ def test_merge_keeps_one_copy_of_every_record(tmp_path: Path) -> None:
     proc = run_spreplay("merge", str(first), str(second), "-o", str(merged))
     assert "records kept" in proc.stderr
     contents = inspect_json(merged)
-    assert len(contents["processes"]) == 2 and len(contents["callSites"]) == 5
+    assert len(contents["processes"]) == 2 and len(contents["callSites"]) == 6
     assert merged.stat().st_size < first.stat().st_size + second.stat().st_size * 0.5
