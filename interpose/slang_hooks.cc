@@ -10,6 +10,7 @@
 #include "common/fmt_absl.h"
 #include "fmt/format.h"
 #include "interpose/borrowed_blob.h"
+#include "interpose/module_description.h"
 #include "interpose/vtable_patch.h"
 #include "slang.h"
 
@@ -133,42 +134,33 @@ void DescribeModule(IModule* module, const char* requested_name, const char* pat
     if (State().components.contains(module)) return;  // a cached load of a module we know
   }
   PatchModule(module);
-  const std::string name = module->getName() ? module->getName() : "";
-  const std::string own_path = module->getFilePath() ? module->getFilePath() : (path ? path : "");
-  std::vector<SourceFile> dependencies;
+  ModuleRequest request;
+  request.requested_name = requested_name ? requested_name : "";
+  request.source = std::move(source);
+  request.path = path ? path : "";
   std::vector<FileContent> contents;
-  bool readable = true;
-  for (SlangInt32 i = 0; i < module->getDependencyFileCount(); ++i) {
-    const char* dependency = module->getDependencyFilePath(i);
-    if (!dependency) continue;
-    // Slang names a module loaded from a string by a path of its own making;
-    // the string itself is keyed instead, here or in the modules importing it.
-    if (source && own_path == dependency) continue;
-    if (auto imported = StringModuleDigest(dependency)) {
-      dependencies.push_back({dependency, *imported});
-      continue;
-    }
-    absl::StatusOr<FileContent> content = State().files.Read(dependency);
-    if (!content.ok()) {
-      Log("module {}: dependency {} unreadable ({}); its kernels will always compile", name,
-          dependency, content.status());
-      readable = false;
-      continue;
-    }
-    dependencies.push_back({dependency, content->digest});
-    contents.push_back(*content);
+  absl::StatusOr<ComponentPtr> described = DescribeLoadedModule(
+      module, request, [&contents](const std::string& dependency) -> std::optional<Digest> {
+        if (std::optional<Digest> imported = StringModuleDigest(dependency)) return imported;
+        absl::StatusOr<FileContent> content = State().files.Read(dependency);
+        if (!content.ok()) return std::nullopt;
+        contents.push_back(*content);
+        return content->digest;
+      });
+  const std::string name = module->getName() ? module->getName() : "";
+  if (!described.ok()) {
+    Log("{}; its kernels will always compile", described.status());
+  } else {
+    Log("module {} ({} dependencies) {}", name, (*described)->dependencies.size(),
+        (*described)->digest.ToHex().substr(0, 12));
   }
-  ComponentPtr component =
-      readable ? Component::Module(name, own_path, requested_name ? requested_name : "",
-                                   std::move(source), std::move(dependencies))
-               : Component::Opaque();
-  Log("module {} ({} dependencies) {}", name, component->dependencies.size(),
-      component->digest.ToHex().substr(0, 12));
+  const bool readable = described.ok();
+  ComponentPtr component = readable ? *described : Component::Opaque();
   Track(module, component);
   if (!readable) return;
-  if (source) {
+  if (component->source) {
     std::lock_guard lock(State().mutex);
-    State().string_modules[own_path] = component->digest;
+    State().string_modules[component->path] = component->digest;
   }
   for (HookListener* listener : State().listeners) listener->OnModuleLoaded(component, contents);
 }

@@ -15,7 +15,7 @@
 #include "interpose/component.h"
 #include "interpose/session_config.h"
 #include "replayer/com_ptr.h"
-#include "replayer/module_description.h"
+#include "interpose/module_description.h"
 #include "replayer/snapshot.h"
 #include "replayer/snapshot_file_system.h"
 #include "slang.h"

@@ -1,4 +1,4 @@
-#include "replayer/module_description.h"
+#include "interpose/module_description.h"
 
 #include <vector>
 

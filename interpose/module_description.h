@@ -1,7 +1,7 @@
 #pragma once
-// Describes a module a replayed session loaded, by the same rules the Slang
-// hooks (interpose/slang_hooks.cc, DescribeModule) applied when the kernel
-// was recorded, so that the two descriptions' digests are comparable.
+// Describes a module Slang just loaded by its content: the one definition
+// both the hooks (recording, serving) and the replayer use, so that the
+// descriptions, and the keys made from them, agree.
 
 #include <functional>
 #include <optional>
