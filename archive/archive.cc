@@ -8,6 +8,7 @@
 
 #include "archive/archive_bytes.h"
 #include "archive/archive_validation.h"
+#include "archive/blob_kind.h"
 #include "capnp/serialize.h"
 #include "common/crc32c.h"
 #include "fmt/format.h"
@@ -34,20 +35,6 @@ capnp::ReaderOptions ServingReaderOptions() {
   // once under a limit proportional to its size, which is the protection the limit exists for.
   options.traversalLimitInWords = std::numeric_limits<uint64_t>::max();
   return options;
-}
-
-std::string_view KindName(schema::BlobKind kind) {
-  switch (kind) {
-    case schema::BlobKind::FATBIN:
-      return "fatbin";
-    case schema::BlobKind::PTX:
-      return "PTX";
-    case schema::BlobKind::CUBIN:
-      return "cubin";
-    case schema::BlobKind::UNSPECIFIED:
-      break;
-  }
-  return "unknown-kind";
 }
 
 std::string KeyHex(schema::KernelEntry::Reader entry) {
@@ -165,12 +152,12 @@ absl::StatusOr<std::span<const std::byte>> Archive::Blob(const ArchivedKernel& k
     if (state == kCorrupt) {
       return absl::DataLossError(fmt::format(
           "the {} for arch {} of kernel {} in {} fails its checksum, so the archive is damaged; {}",
-          KindName(kind), arch, KeyHex(entry), contents.source_name, kRebuildArchiveAdvice));
+          BlobKindName(kind), arch, KeyHex(entry), contents.source_name, kRebuildArchiveAdvice));
     }
     return bytes;
   }
   return absl::NotFoundError(fmt::format("kernel {} in {} has no {} for arch {}", KeyHex(entry),
-                                         contents.source_name, KindName(kind), arch));
+                                         contents.source_name, BlobKindName(kind), arch));
 }
 
 const ArchiveHeader& Archive::header() const { return contents_->header; }

@@ -8,6 +8,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "archive/archive_format.h"
 #include "archive/atomic_file.h"
+#include "archive/blob_kind.h"
 #include "capnp/message.h"
 #include "capnp/serialize.h"
 #include "common/crc32c.h"
@@ -39,25 +40,11 @@ capnp::Data::Reader AsData(const Digest& digest) {
 // Cap'n Proto's text setters want a NUL-terminated string; std::string provides one.
 kj::StringPtr AsText(const std::string& text) { return kj::StringPtr(text.c_str(), text.size()); }
 
-std::string_view KindName(schema::BlobKind kind) {
-  switch (kind) {
-    case schema::BlobKind::FATBIN:
-      return "fatbin";
-    case schema::BlobKind::PTX:
-      return "ptx";
-    case schema::BlobKind::CUBIN:
-      return "cubin";
-    case schema::BlobKind::UNSPECIFIED:
-      break;
-  }
-  return "unspecified";
-}
-
 absl::Status CheckBinaries(const Digest& key, const std::vector<KernelBinary>& binaries) {
   std::set<std::pair<schema::BlobKind, uint32_t>> seen;
   int fatbins = 0;
   for (const KernelBinary& binary : binaries) {
-    const std::string_view kind = KindName(binary.kind);
+    const std::string_view kind = BlobKindName(binary.kind);
     if (binary.kind == schema::BlobKind::UNSPECIFIED) {
       return absl::InvalidArgumentError(
           fmt::format("kernel {} has a binary of unspecified kind", key.ToHex()));

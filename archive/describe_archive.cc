@@ -5,6 +5,7 @@
 #include <string_view>
 #include <vector>
 
+#include "archive/blob_kind.h"
 #include "archive/json_writer.h"
 #include "fmt/format.h"
 
@@ -20,21 +21,6 @@ std::string Hex(capnp::Data::Reader data) {
   hex.reserve(2 * data.size());
   for (const kj::byte b : data) hex += fmt::format("{:02x}", b);
   return hex;
-}
-
-std::string BlobKindName(schema::BlobKind kind) {
-  switch (kind) {
-    case schema::BlobKind::FATBIN:
-      return "fatbin";
-    case schema::BlobKind::PTX:
-      return "ptx";
-    case schema::BlobKind::CUBIN:
-      return "cubin";
-    case schema::BlobKind::UNSPECIFIED:
-      return "unspecified";
-  }
-  // A kind added by a newer writer.
-  return fmt::format("kind-{}", static_cast<uint16_t>(kind));
 }
 
 // Texts come from the file; control characters would corrupt the terminal or the table layout.

@@ -9,7 +9,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "common/fmt_absl.h"
 #include "fmt/format.h"
-#include "interpose/borrowed_blob.h"
+#include "interpose/blobs.h"
 #include "interpose/module_description.h"
 #include "interpose/vtable_patch.h"
 #include "slang.h"

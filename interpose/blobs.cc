@@ -1,4 +1,4 @@
-#include "interpose/borrowed_blob.h"
+#include "interpose/blobs.h"
 
 #include <atomic>
 #include <cstring>
@@ -6,10 +6,11 @@
 namespace spreplay {
 namespace {
 
-class BorrowedBlob : public ISlangBlob {
+class ViewBlob final : public ISlangBlob {
  public:
-  BorrowedBlob(const void* data, size_t size) : data_(data), size_(size) {}
-  virtual ~BorrowedBlob() = default;
+  // `owner` keeps the bytes alive, or is null when someone else does.
+  ViewBlob(const void* data, size_t size, std::shared_ptr<const void> owner)
+      : data_(data), size_(size), owner_(std::move(owner)) {}
 
   SLANG_NO_THROW SlangResult SLANG_MCALL queryInterface(const SlangUUID& uuid,
                                                         void** out) override {
@@ -36,22 +37,23 @@ class BorrowedBlob : public ISlangBlob {
  private:
   const void* data_;
   size_t size_;
+  std::shared_ptr<const void> owner_;
   std::atomic<uint32_t> references_{1};
 };
 
 }  // namespace
 
-ISlangBlob* NewBorrowedBlob(const void* data, size_t size) { return new BorrowedBlob(data, size); }
+ISlangBlob* NewBorrowedBlob(const void* data, size_t size) {
+  return new ViewBlob(data, size, nullptr);
+}
+
+ISlangBlob* NewSharedBlob(std::shared_ptr<const std::string> bytes) {
+  const std::string& text = *bytes;
+  return new ViewBlob(text.data(), text.size(), std::move(bytes));
+}
 
 ISlangBlob* NewOwnedBlob(std::string text) {
-  // Owned by the blob itself: freed with it.
-  struct OwnedBlob final : BorrowedBlob {
-    explicit OwnedBlob(std::string owned) : BorrowedBlob(nullptr, 0), text(std::move(owned)) {}
-    SLANG_NO_THROW const void* SLANG_MCALL getBufferPointer() override { return text.c_str(); }
-    SLANG_NO_THROW size_t SLANG_MCALL getBufferSize() override { return text.size() + 1; }
-    std::string text;
-  };
-  return new OwnedBlob(std::move(text));
+  return NewSharedBlob(std::make_shared<const std::string>(std::move(text)));
 }
 
 }  // namespace spreplay
