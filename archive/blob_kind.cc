@@ -1,8 +1,10 @@
 #include "archive/blob_kind.h"
 
+#include "fmt/format.h"
+
 namespace spreplay {
 
-std::string_view BlobKindName(schema::BlobKind kind) {
+std::string BlobKindName(schema::BlobKind kind) {
   switch (kind) {
     case schema::BlobKind::FATBIN:
       return "fatbin";
@@ -11,9 +13,10 @@ std::string_view BlobKindName(schema::BlobKind kind) {
     case schema::BlobKind::CUBIN:
       return "cubin";
     case schema::BlobKind::UNSPECIFIED:
-      break;
+      return "unspecified";
   }
-  return "unspecified";
+  // A kind added by a newer writer: name it by number rather than guess.
+  return fmt::format("kind-{}", static_cast<uint16_t>(kind));
 }
 
 }  // namespace spreplay
