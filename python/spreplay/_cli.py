@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 
 from ._native import library_dir
 
@@ -22,4 +23,10 @@ def main() -> None:
         os.environ["LD_LIBRARY_PATH"] = os.pathsep.join(paths)
     except Exception as error:  # the tool itself explains a missing Slang
         print(f"spreplay: warning: {error}", file=sys.stderr)
+    # Without a system CUDA toolkit, `make setup` puts CUDA's compilers from
+    # PyPI in the virtualenv; point the tool at them.
+    bundled = Path(sys.prefix) / "cuda"
+    system = Path(os.environ.get("CUDA_HOME", "/usr/local/cuda"))
+    if not (system / "bin" / "ptxas").exists() and (bundled / "bin" / "ptxas").exists():
+        os.environ["CUDA_HOME"] = str(bundled)
     os.execv(binary, [str(binary), *sys.argv[1:]])
