@@ -3,6 +3,12 @@
 
 .PHONY: setup demo test test-cpp test-python fuzz gpu-test bench clean
 
+# Without a system CUDA toolkit, scripts/setup installs CUDA's compilers from
+# PyPI into the virtualenv; the tests and the tool find them through CUDA_HOME.
+ifeq ($(wildcard $(or $(CUDA_HOME),/usr/local/cuda)/bin/ptxas),)
+export CUDA_HOME := $(CURDIR)/.venv/cuda
+endif
+
 setup:
 	@scripts/setup
 
