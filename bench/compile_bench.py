@@ -12,6 +12,7 @@ import json
 import shutil
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -21,8 +22,8 @@ TRACES = sorted((ROOT / "tests" / "fixtures" / "h200").glob("*.capnp"))
 
 
 def compile_once(out: Path, jobs: int, cache: Path | None, report: Path, sass: str = "ptxas") -> float:
-    argv = ["spreplay", "compile", *map(str, TRACES), "-o", str(out), "--jobs", str(jobs), "--report", str(report),
-            "--sass", sass]
+    argv = [sys.executable, "-m", "spreplay", "compile", *map(str, TRACES), "-o", str(out),
+            "--jobs", str(jobs), "--report", str(report), "--sass", sass]
     argv += ["--cache", str(cache)] if cache else ["--no-cache"]
     start = time.perf_counter()
     subprocess.run(argv, check=True, capture_output=True, text=True)

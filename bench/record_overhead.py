@@ -77,7 +77,8 @@ def main() -> int:
         trace.unlink(missing_ok=True)
         stock = run_sample(name, work / f"{name}-stock.npz", args.repeat, {})
         recorded = run_sample(name, work / f"{name}-record.npz", args.repeat, {"SLANGPY_RECORD": str(trace)})
-        inspect = subprocess.run(["spreplay", "inspect", str(trace)], capture_output=True, text=True)
+        inspect = subprocess.run([sys.executable, "-m", "spreplay", "inspect", str(trace)],
+                                 capture_output=True, text=True)
         kernels = len(re.findall(r"^[0-9a-f]{16}  ", inspect.stdout, re.MULTILINE))
         results[name] = {
             "stock": stock,

@@ -107,7 +107,7 @@ def check_sample(name: str, out: Path, work: Path, moved_env: dict[str, str]) ->
     result["stock"] = app_run(app, work / f"{name}-stock.npz", {}, fresh_cache())
     result["record"] = app_run(app, work / f"{name}-record.npz", {"SLANGPY_RECORD": str(trace)}, fresh_cache())
     start = time.perf_counter()
-    compiled = run(["spreplay", "compile", str(trace), "-o", str(archive), "--no-cache"], {})
+    compiled = run([sys.executable, "-m", "spreplay", "compile", str(trace), "-o", str(archive), "--no-cache"], {})
     result["compile"] = {"wall_s": time.perf_counter() - start, "log_tail": compiled.stderr.splitlines()[-1]}
     serve = {"SLANGPY_KERNELS": str(archive), "SLANGPY_KERNELS_STRICT": "1", "SLANGPY_KERNELS_SUMMARY": "1",
              "CUDA_DISABLE_PTX_JIT": "1"}

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -16,10 +15,8 @@ FIXTURES = ROOT / "tests" / "fixtures" / "h200"
 
 
 def spreplay_command() -> list[str]:
-    installed = shutil.which("spreplay", path=str(Path(sys.executable).parent))
-    if installed is None:
-        pytest.fail("the spreplay command is not installed in this environment: run `make setup`")
-    return [installed]
+    """The spreplay tool installed with this interpreter."""
+    return [sys.executable, "-m", "spreplay"]
 
 
 def run_spreplay(*args: str, check: bool = True) -> subprocess.CompletedProcess:
