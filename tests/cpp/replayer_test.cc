@@ -32,7 +32,9 @@ using ::testing::HasSubstr;
 
 constexpr const char* kSlangPackageDir = SPREPLAY_SLANG_PACKAGE_DIR;
 constexpr const char* kSlangLibrary = SPREPLAY_SLANG_LIBRARY;
-constexpr const char* kNvrtcDirectory = "/usr/local/cuda/lib64";
+// NVRTC from $CUDA_HOME (the CUDA compilers `make setup` installed) or the
+// system toolkit.
+std::string NvrtcDirectory() { return DefaultNvrtcDirectory().value_or("/usr/local/cuda/lib64"); }
 
 // ---------------------------------------------------------------------------------------------
 // Capturing what the hooks report
@@ -121,7 +123,7 @@ ComPtr<slang::IGlobalSession> NewHookedGlobalSession() {
   ComPtr<slang::IGlobalSession> global_session;
   SlangGlobalSessionDesc desc = {};
   EXPECT_EQ(slang_createGlobalSession2(&desc, global_session.WriteRef()), SLANG_OK);
-  absl::StatusOr<std::string> nvrtc = NvrtcLibraryStem(kNvrtcDirectory);
+  absl::StatusOr<std::string> nvrtc = NvrtcLibraryStem(NvrtcDirectory());
   EXPECT_TRUE(nvrtc.ok()) << nvrtc.status();
   global_session->setDownstreamCompilerPath(SLANG_PASS_THROUGH_NVRTC, nvrtc->c_str());
   OnGlobalSessionCreated(global_session.get());
@@ -300,7 +302,7 @@ std::string WheelSlangDirectory() {
 
 std::unique_ptr<Replayer> NewReplayer(bool reuse_sessions = true) {
   ReplayerOptions options;
-  options.nvrtc_directory = kNvrtcDirectory;
+  options.nvrtc_directory = NvrtcDirectory();
   options.reuse_sessions = reuse_sessions;
   absl::StatusOr<std::unique_ptr<Replayer>> replayer = Replayer::Create(options);
   EXPECT_TRUE(replayer.ok()) << replayer.status();
