@@ -20,8 +20,11 @@ std::string Signature(trace_schema::CallSite::Reader call_site) {
   std::string text;
   for (auto argument : call_site.getArguments()) {
     if (!text.empty()) text += ", ";
-    const std::string type = argument.getSlangType().size() ? argument.getSlangType().cStr()
-                                                            : argument.getVectorType().cStr();
+    // The Slang type when slangpy resolved one, else the vectorized type,
+    // else what Python passed (raw dispatch arguments have no Slang side).
+    std::string type = argument.getSlangType();
+    if (type.empty()) type = argument.getVectorType();
+    if (type.empty()) type = argument.getPythonType();
     text += fmt::format("{}: {}", argument.getName().cStr(), type);
     if (argument.getDimensionality() > 0)
       text += fmt::format("[{}d]", argument.getDimensionality());

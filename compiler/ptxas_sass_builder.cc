@@ -56,7 +56,9 @@ absl::StatusOr<std::unique_ptr<SassBuilder>> MakePtxasBuilder(const std::string&
   absl::StatusOr<ProcessResult> version = RunProcess({ptxas, "--version"});
   if (!version.ok() || version->exit_code != 0) {
     return absl::NotFoundError(fmt::format(
-        "ptxas not found at {}: install the CUDA toolkit or point CUDA_HOME at it", ptxas));
+        "no CUDA compiler: neither nvJitLink nor {} was found. Install the CUDA 13.0 toolkit and "
+        "point CUDA_HOME at it, or run `make setup`, which installs CUDA's compilers from PyPI",
+        ptxas));
   }
   // The last line names the exact build, e.g. "Build cuda_13.0.r13.0/compiler.36424714_0".
   std::string identity = version->output;
