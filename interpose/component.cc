@@ -70,6 +70,12 @@ std::string NormalizeSourceText(const std::string& text,
   return normalized;
 }
 
+bool IsDerivedModuleName(std::string_view name) {
+  // slangpy: sha256(text) in hex for call sites, its first 16 digits for raw dispatches.
+  if (name.size() != 64 && name.size() != 16) return false;
+  return std::all_of(name.begin(), name.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+}
+
 ComponentPtr Component::Module(std::string name, std::string path, std::string requested_name,
                                std::optional<std::string> source,
                                std::vector<SourceFile> dependencies) {
@@ -79,11 +85,15 @@ ComponentPtr Component::Module(std::string name, std::string path, std::string r
   if (source) {
     // slangpy names a wrapper module after a hash of its text, and that text
     // names imported modules by path: both change when the app moves while
-    // the code does not. The text, with both normalized, is the identity.
+    // the code does not. Such a name is derived from the text, so the text,
+    // with paths and the name normalized, is the identity. Any other name is
+    // the app's own and is keyed as it is.
     std::string text = NormalizeSourceText(*source, dependencies);
-    if (!name.empty()) {
+    if (IsDerivedModuleName(name)) {
       for (size_t at = text.find(name); at != std::string::npos; at = text.find(name, at + 13))
         text.replace(at, name.size(), "<this module>");
+    } else {
+      hasher.Text(name);
     }
     hasher.Text(text);
   } else {

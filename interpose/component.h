@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/sha256.h"
@@ -84,6 +85,10 @@ const char* KindName(Component::Kind kind);
 // same file is installed elsewhere.
 std::string NormalizeSourceText(const std::string& text,
                                 const std::vector<SourceFile>& dependencies);
+
+// Whether a module's name is one slangpy derives from the module's text (a
+// hex SHA-256 or its first 16 digits), which keys may therefore ignore.
+bool IsDerivedModuleName(std::string_view name);
 
 // The identity of a kernel: one entry point of a linked program, compiled for
 // one target of one session, by one toolchain.

@@ -8,6 +8,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "common/fmt_absl.h"
+#include "common/stderr_line.h"
 #include "fmt/format.h"
 #include "interpose/blobs.h"
 #include "interpose/module_description.h"
@@ -51,7 +52,11 @@ struct HookState {
   absl::flat_hash_map<const void*, ComponentPtr> components;
   absl::flat_hash_map<const void*, std::shared_ptr<const SessionInfo>> sessions;
   // Modules loaded from strings, by the path Slang made up for them.
-  absl::flat_hash_map<std::string, Digest> string_modules;
+  absl::flat_hash_map<std::pair<const void*, std::string>, Digest> string_modules;
+  // What each file held when a session first read it, by (session, path).
+  // Slang keeps modules loaded in a session: a later program importing them
+  // uses what was read then, whatever the file holds now.
+  absl::flat_hash_map<std::pair<const void*, std::string>, FileContent> session_files;
   uint64_t session_count = 0;
   GetFullNameFn get_full_name = nullptr;
   KernelCounts counts;
@@ -61,6 +66,20 @@ struct HookState {
 HookState& State() {
   static HookState* state = new HookState;  // never destroyed: hooks may run during exit
   return *state;
+}
+
+// Runs a listener inside a Slang call. Nothing may unwind through Slang and
+// slangpy: a listener that throws is reported, and the call goes on as if the
+// listener had had no opinion.
+template <typename Call>
+void Notify(HookListener* listener, Call call) noexcept {
+  try {
+    call(*listener);
+  } catch (const std::exception& error) {
+    PrintLineToStderr(std::string("spreplay: internal error, ignored: ") + error.what());
+  } catch (...) {
+    PrintLineToStderr("spreplay: internal error, ignored");
+  }
 }
 
 void Count(uint64_t KernelCounts::*counter) {
@@ -76,12 +95,12 @@ Fn Original(const void* self, size_t slot) {
 template <typename... Args>
 void Log(fmt::format_string<Args...> format, Args&&... args) {
   if (!State().options.verbose) return;
-  fmt::print(stderr, "spreplay: {}\n", fmt::format(format, std::forward<Args>(args)...));
+  PrintLineToStderr("spreplay: " + fmt::format(format, std::forward<Args>(args)...));
 }
 
 void Patch(const void* object, size_t slot, void* hook) {
   absl::Status status = State().patcher.Patch(VtableOf(object), slot, hook);
-  if (!status.ok()) fmt::print(stderr, "spreplay: cannot hook Slang: {}\n", status.message());
+  if (!status.ok()) PrintLineToStderr(fmt::format("spreplay: cannot hook Slang: {}", status));
 }
 
 void PatchComponentType(IComponentType* component);
@@ -116,9 +135,22 @@ std::string TypeFullName(slang::TypeReflection* type) {
   return name;
 }
 
-std::optional<Digest> StringModuleDigest(const std::string& path) {
+absl::StatusOr<FileContent> SessionFile(const void* session, const std::string& path) {
+  const auto key = std::make_pair(session, path);
+  {
+    std::lock_guard lock(State().mutex);
+    if (auto it = State().session_files.find(key); it != State().session_files.end())
+      return it->second;
+  }
+  absl::StatusOr<FileContent> content = State().files.Read(path);
+  if (!content.ok()) return content.status();
   std::lock_guard lock(State().mutex);
-  auto it = State().string_modules.find(path);
+  return State().session_files.try_emplace(key, *content).first->second;
+}
+
+std::optional<Digest> StringModuleDigest(const void* session, const std::string& path) {
+  std::lock_guard lock(State().mutex);
+  auto it = State().string_modules.find(std::make_pair(session, path));
   if (it == State().string_modules.end()) return std::nullopt;
   return it->second;
 }
@@ -134,15 +166,18 @@ void DescribeModule(IModule* module, const char* requested_name, const char* pat
     if (State().components.contains(module)) return;  // a cached load of a module we know
   }
   PatchModule(module);
+  const void* session = module->getSession();
   ModuleRequest request;
   request.requested_name = requested_name ? requested_name : "";
   request.source = std::move(source);
   request.path = path ? path : "";
   std::vector<FileContent> contents;
   absl::StatusOr<ComponentPtr> described = DescribeLoadedModule(
-      module, request, [&contents](const std::string& dependency) -> std::optional<Digest> {
-        if (std::optional<Digest> imported = StringModuleDigest(dependency)) return imported;
-        absl::StatusOr<FileContent> content = State().files.Read(dependency);
+      module, request,
+      [&contents, session](const std::string& dependency) -> std::optional<Digest> {
+        if (std::optional<Digest> imported = StringModuleDigest(session, dependency))
+          return imported;
+        absl::StatusOr<FileContent> content = SessionFile(session, dependency);
         if (!content.ok()) return std::nullopt;
         contents.push_back(*content);
         return content->digest;
@@ -160,9 +195,10 @@ void DescribeModule(IModule* module, const char* requested_name, const char* pat
   if (!readable) return;
   if (component->source) {
     std::lock_guard lock(State().mutex);
-    State().string_modules[component->path] = component->digest;
+    State().string_modules[std::make_pair(session, component->path)] = component->digest;
   }
-  for (HookListener* listener : State().listeners) listener->OnModuleLoaded(component, contents);
+  for (HookListener* listener : State().listeners)
+    Notify(listener, [&](HookListener& it) { it.OnModuleLoaded(component, contents); });
 }
 
 // ---- IComponentType hooks ----
@@ -230,18 +266,21 @@ SlangResult SLANG_MCALL HookGetEntryPointCode(IComponentType* self, SlangInt ent
   ServedKernel served;
   std::string refusal;
   for (HookListener* listener : State().listeners) {
-    switch (listener->DecideKernel(request, &served, &refusal)) {
+    KernelDecision decision = KernelDecision::kPass;
+    Notify(listener,
+           [&](HookListener& it) { decision = it.DecideKernel(request, &served, &refusal); });
+    switch (decision) {
       case KernelDecision::kPass:
         continue;
       case KernelDecision::kServe:
         Log("served kernel {} ({} bytes)", request.key.ToHex().substr(0, 16), served.size);
         Count(&KernelCounts::served);
-        *out_code = NewBorrowedBlob(served.data, served.size);
+        if (out_code) *out_code = NewBorrowedBlob(served.data, served.size);
         if (out_diagnostics) *out_diagnostics = nullptr;
         return SLANG_OK;
       case KernelDecision::kRefuse:
         Count(&KernelCounts::refused);
-        *out_code = nullptr;
+        if (out_code) *out_code = nullptr;
         if (out_diagnostics) *out_diagnostics = NewOwnedBlob(refusal + "\n");
         return SLANG_FAIL;
     }
@@ -255,9 +294,11 @@ SlangResult SLANG_MCALL HookGetEntryPointCode(IComponentType* self, SlangInt ent
       keyable ? "" : " (not keyable)");
   Count(keyable ? &KernelCounts::compiled : &KernelCounts::not_keyable);
   if (SLANG_SUCCEEDED(result) && out_code && *out_code) {
+    const void* code = (*out_code)->getBufferPointer();
+    const size_t size = (*out_code)->getBufferSize();
     for (HookListener* listener : State().listeners)
-      listener->OnKernelCompiled(request, (*out_code)->getBufferPointer(),
-                                 (*out_code)->getBufferSize(), seconds);
+      Notify(listener,
+             [&](HookListener& it) { it.OnKernelCompiled(request, code, size, seconds); });
   }
   return result;
 }
@@ -394,7 +435,8 @@ SlangResult SLANG_MCALL HookCreateSession(IGlobalSession* self, const slang::Ses
   }
   Log("session {} created ({} options, {} macros)", info->ordinal, info->config.options.size(),
       info->config.macros.size());
-  for (HookListener* listener : State().listeners) listener->OnSessionCreated(*info);
+  for (HookListener* listener : State().listeners)
+    Notify(listener, [&](HookListener& it) { it.OnSessionCreated(*info); });
   return result;
 }
 
@@ -451,7 +493,8 @@ void OnGlobalSessionCreated(void* pointer) {
     State().toolchain = fmt::format("{} slang {}", State().options.toolchain, build_tag);
     toolchain = State().toolchain;
   }
-  for (HookListener* listener : State().listeners) listener->OnToolchainKnown(toolchain, build_tag);
+  for (HookListener* listener : State().listeners)
+    Notify(listener, [&](HookListener& it) { it.OnToolchainKnown(toolchain, build_tag); });
   Patch(global_session, kCreateSession, reinterpret_cast<void*>(&HookCreateSession));
   Log("hooked Slang global session ({})", State().toolchain);
 }

@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "common/fmt_absl.h"
+#include "common/stderr_line.h"
 #include "fmt/format.h"
 #include "recorder/record_encoding.h"
 #include "schema/trace.capnp.h"
@@ -47,9 +48,9 @@ TraceRecorder::TraceRecorder(TraceLogWriter writer, std::string process_json)
 void TraceRecorder::Report(const absl::Status& status) {
   if (failed_) return;
   failed_ = true;
-  fmt::print(stderr,
-             "spreplay: recording to {} failed: {}; the app continues, unrecorded from here\n",
-             writer_.path(), status);
+  PrintLineToStderr(
+      fmt::format("spreplay: recording to {} failed: {}; the app continues, unrecorded from here",
+                  writer_.path(), status));
 }
 
 void TraceRecorder::Append(capnp::MessageBuilder& message) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "common/fmt_absl.h"
+#include "common/stderr_line.h"
 #include "fmt/format.h"
 #include "fmt/ranges.h"
 
@@ -24,9 +25,9 @@ void ArchiveKernels::OnToolchainKnown(const std::string& toolchain, const std::s
   std::lock_guard lock(mutex_);
   disabled_reason_ =
       fmt::format("{} was built for {}, but this process runs {}", path_, archived, toolchain);
-  fmt::print(stderr,
-             "spreplay: {}: every kernel compiles as usual; rebuild it with `spreplay compile`\n",
-             disabled_reason_);
+  PrintLineToStderr(fmt::format(
+      "spreplay: {}: every kernel compiles as usual; rebuild it with `spreplay compile`",
+      disabled_reason_));
 }
 
 std::string ArchiveKernels::disabled_reason() const {
@@ -66,11 +67,12 @@ KernelDecision ArchiveKernels::Miss(const KernelRequest& request, std::string re
         "spreplay: {} is not in {} ({}); SLANGPY_KERNELS_STRICT forbids compiling it: "
         "record it and rebuild the archive",
         label, path_, reason);
-    fmt::print(stderr, "{}\n", *refusal);
+    PrintLineToStderr(*refusal);
     return KernelDecision::kRefuse;
   }
   if (options_.warn && warned_.insert(label).second) {
-    fmt::print(stderr, "spreplay: compiling {}: not served from {}: {}\n", label, path_, reason);
+    PrintLineToStderr(
+        fmt::format("spreplay: compiling {}: not served from {}: {}", label, path_, reason));
   }
   return KernelDecision::kPass;
 }

@@ -47,6 +47,19 @@ class CompileCallbackListener final : public HookListener {
   }
 };
 
+// Runs an API call; no C++ exception may cross into the caller (ctypes).
+template <typename Call>
+int Guarded(Call call) noexcept {
+  try {
+    return call();
+  } catch (const std::exception& error) {
+    Native().last_error = std::string("internal error: ") + error.what();
+  } catch (...) {
+    Native().last_error = "internal error";
+  }
+  return -1;
+}
+
 // Strict mode without a usable archive: nothing may compile.
 class RefuseAll final : public HookListener {
  public:
@@ -68,20 +81,22 @@ using spreplay::Native;
 const char* spreplay_last_error(void) { return Native().last_error.c_str(); }
 
 int spreplay_configure(const char* slang_library, const char* toolchain, int verbose) {
-  spreplay::HookOptions options;
-  options.slang_library = slang_library ? slang_library : "";
-  options.toolchain = toolchain ? toolchain : "";
-  options.verbose = verbose != 0;
-  if (absl::Status status = spreplay::ConfigureSlangHooks(options); !status.ok())
-    return spreplay::Fail(status);
-  if (!Native().configured) {
-    static spreplay::CompileCallbackListener* callback_listener =
-        new spreplay::CompileCallbackListener;
-    spreplay::AddHookListener(&Native().kernels);
-    spreplay::AddHookListener(callback_listener);
-    Native().configured = true;
-  }
-  return 0;
+  return spreplay::Guarded([&]() -> int {
+    spreplay::HookOptions options;
+    options.slang_library = slang_library ? slang_library : "";
+    options.toolchain = toolchain ? toolchain : "";
+    options.verbose = verbose != 0;
+    if (absl::Status status = spreplay::ConfigureSlangHooks(options); !status.ok())
+      return spreplay::Fail(status);
+    if (!Native().configured) {
+      static spreplay::CompileCallbackListener* callback_listener =
+          new spreplay::CompileCallbackListener;
+      spreplay::AddHookListener(&Native().kernels);
+      spreplay::AddHookListener(callback_listener);
+      Native().configured = true;
+    }
+    return 0;
+  });
 }
 
 void spreplay_on_global_session(void* global_session, void*) {
@@ -89,10 +104,12 @@ void spreplay_on_global_session(void* global_session, void*) {
 }
 
 int spreplay_add_kernel(const char* key_hex, const void* data, size_t size) {
-  absl::StatusOr<spreplay::Digest> key = spreplay::Digest::FromHex(key_hex ? key_hex : "");
-  if (!key.ok()) return spreplay::Fail(key.status());
-  Native().kernels.Add(*key, std::string(static_cast<const char*>(data), size));
-  return 0;
+  return spreplay::Guarded([&]() -> int {
+    absl::StatusOr<spreplay::Digest> key = spreplay::Digest::FromHex(key_hex ? key_hex : "");
+    if (!key.ok()) return spreplay::Fail(key.status());
+    Native().kernels.Add(*key, std::string(static_cast<const char*>(data), size));
+    return 0;
+  });
 }
 
 void spreplay_on_compile(spreplay_compile_callback callback) {
@@ -100,31 +117,39 @@ void spreplay_on_compile(spreplay_compile_callback callback) {
 }
 
 int spreplay_record_open(const char* path, const char* process_json) {
-  if (Native().recorder) return spreplay::Fail(absl::FailedPreconditionError("already recording"));
-  auto recorder = spreplay::TraceRecorder::Open(path ? path : "", process_json ? process_json : "");
-  if (!recorder.ok()) return spreplay::Fail(recorder.status());
-  Native().recorder = *std::move(recorder);
-  spreplay::AddHookListener(Native().recorder.get());
-  return 0;
+  return spreplay::Guarded([&]() -> int {
+    if (Native().recorder)
+      return spreplay::Fail(absl::FailedPreconditionError("already recording"));
+    auto recorder =
+        spreplay::TraceRecorder::Open(path ? path : "", process_json ? process_json : "");
+    if (!recorder.ok()) return spreplay::Fail(recorder.status());
+    Native().recorder = *std::move(recorder);
+    spreplay::AddHookListener(Native().recorder.get());
+    return 0;
+  });
 }
 
 int spreplay_record_json(const char* record_kind, const char* json) {
-  if (!Native().recorder) return spreplay::Fail(absl::FailedPreconditionError("not recording"));
-  absl::Status status =
-      Native().recorder->RecordJson(record_kind ? record_kind : "", json ? json : "");
-  return status.ok() ? 0 : spreplay::Fail(status);
+  return spreplay::Guarded([&]() -> int {
+    if (!Native().recorder) return spreplay::Fail(absl::FailedPreconditionError("not recording"));
+    absl::Status status =
+        Native().recorder->RecordJson(record_kind ? record_kind : "", json ? json : "");
+    return status.ok() ? 0 : spreplay::Fail(status);
+  });
 }
 
 int spreplay_serve_archive(const char* path, int strict) {
-  if (Native().archive)
-    return spreplay::Fail(absl::FailedPreconditionError("already serving an archive"));
-  spreplay::ServingOptions options;
-  options.strict = strict != 0;
-  auto archive = spreplay::ArchiveKernels::Open(path ? path : "", options);
-  if (!archive.ok()) return spreplay::Fail(archive.status());
-  Native().archive = *std::move(archive);
-  spreplay::AddHookListener(Native().archive.get());
-  return 0;
+  return spreplay::Guarded([&]() -> int {
+    if (Native().archive)
+      return spreplay::Fail(absl::FailedPreconditionError("already serving an archive"));
+    spreplay::ServingOptions options;
+    options.strict = strict != 0;
+    auto archive = spreplay::ArchiveKernels::Open(path ? path : "", options);
+    if (!archive.ok()) return spreplay::Fail(archive.status());
+    Native().archive = *std::move(archive);
+    spreplay::AddHookListener(Native().archive.get());
+    return 0;
+  });
 }
 
 void spreplay_refuse_all(const char* reason) {

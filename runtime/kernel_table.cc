@@ -4,7 +4,9 @@ namespace spreplay {
 
 void KernelTable::Add(const Digest& key, std::string code) {
   std::lock_guard lock(mutex_);
-  kernels_[key] = std::make_unique<const std::string>(std::move(code));
+  // First wins: a served kernel's bytes must outlive the blob Slang's caller
+  // holds, and a key names one content anyway.
+  kernels_.try_emplace(key, std::make_unique<const std::string>(std::move(code)));
 }
 
 KernelDecision KernelTable::DecideKernel(const KernelRequest& request, ServedKernel* served,

@@ -53,7 +53,8 @@ def start_serving(archive_path: str, verbose: bool) -> Native:
         print(f"{message}; {'every kernel will fail' if strict else 'kernels compile as usual'}", file=sys.stderr)
     call_site_hub().call_site_observers.append(lambda description: _name_call_site(native, description))
     misses_path = os.environ.get(MISSES)
-    if misses_path:
+    # SLANGPY_RECORD, when also set, already records every compiled kernel.
+    if misses_path and not os.environ.get("SLANGPY_RECORD"):
         from ._activation import start_recording
 
         start_recording(misses_path, verbose)

@@ -26,11 +26,15 @@ def _patch_calldata(module: ModuleType, on_call_site: CallSiteObserver, on_devic
     original = call_data_class._try_build_shader
     seen_devices: set[int] = set()
 
-    def _try_build_shader(self: Any, context: Any, build_info: Any, bindings: Any, type_conformances: Any) -> None:
+    # The same arguments as slangpy's method (context, build_info, bindings,
+    # type_conformances), passed through as they come.
+    def _try_build_shader(self: Any, *args: Any, **kwargs: Any) -> Any:
         start = time.perf_counter()
-        original(self, context, build_info, bindings, type_conformances)
+        result = original(self, *args, **kwargs)
         seconds = time.perf_counter() - start
         try:
+            build_info = args[1] if len(args) > 1 else kwargs["build_info"]
+            bindings = args[2] if len(args) > 2 else kwargs["bindings"]
             device = getattr(getattr(build_info, "module", None), "device", None)
             if device is not None and id(device) not in seen_devices:
                 seen_devices.add(id(device))
@@ -38,6 +42,7 @@ def _patch_calldata(module: ModuleType, on_call_site: CallSiteObserver, on_devic
             on_call_site(describe_call(self, build_info, bindings, seconds))
         except Exception as error:  # never let recording break the app
             print(f"spreplay: could not record a call site: {error}", file=sys.stderr)
+        return result
 
     call_data_class._try_build_shader = _try_build_shader
 
@@ -62,10 +67,10 @@ def _patch_dispatchdata(module: ModuleType, on_call_site: CallSiteObserver) -> N
     dispatch_data_class = module.DispatchData
     original = dispatch_data_class.__init__
 
-    def __init__(self: Any, func: Any, **kwargs: Any) -> None:
+    def __init__(self: Any, func: Any, *args: Any, **kwargs: Any) -> None:
         _last_code.value = None
         start = time.perf_counter()
-        original(self, func, **kwargs)
+        original(self, func, *args, **kwargs)
         seconds = time.perf_counter() - start
         code = getattr(_last_code, "value", None)
         if not code:
@@ -107,7 +112,11 @@ class _PatchAfterImport(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     def exec_module(self, module: ModuleType) -> None:
         self._original_loader.exec_module(module)
         sys.meta_path.remove(self)
-        self._patch(module)
+        try:
+            self._patch(module)
+        except Exception as error:  # a slangpy this spreplay does not know: still import it
+            print(f"spreplay: cannot follow {self._module_name} ({error}); call sites go unnamed and "
+                  "unrecorded, kernels are still keyed and served", file=sys.stderr)
 
 
 class CallSiteHub:

@@ -19,6 +19,10 @@ using ::testing::HasSubstr;
 
 constexpr char kToolchain[] = "slangpy 0.43.1 slang 2026.12";
 
+// slangpy names wrappers by a hash of their text; these stand for such names.
+const std::string kWrapper(64, 'a');
+const std::string kMovedWrapper(64, 'b');
+
 ComponentPtr Program(const std::string& wrapper_name, const std::string& util_source) {
   auto wrapper = Component::Module(
       wrapper_name, "", wrapper_name, "// " + wrapper_name + "\nimport user;",
@@ -44,11 +48,11 @@ class ArchiveKernelsTest : public ::testing::Test {
     path_ = (std::filesystem::temp_directory_path() /
              ("archive-kernels-test-" + std::to_string(getpid())))
                 .string();
-    const KernelRequest request = Request(Program("abc", "int k = 1;"));
+    const KernelRequest request = Request(Program(kWrapper, "int k = 1;"));
     ArchiveWriter writer({kToolchain, "test", 0, "", ""});
     KernelMetadata metadata;
     metadata.key = request.key;
-    metadata.call_site = {"/app/user.slang", "add", "call", "abc", "compute_main"};
+    metadata.call_site = {"/app/user.slang", "add", "call", kWrapper, "compute_main"};
     metadata.manifest = {{Sha256Of("import util;"), "/app/user.slang"},
                          {Sha256Of("int k = 1;"), "/app/util.slang"}};
     metadata.session_digest = request.session->digest;
@@ -83,7 +87,7 @@ TEST_F(ArchiveKernelsTest, ServesTheArchivedFatbin) {
   auto kernels = Open(false, {90});
   ServedKernel served;
   std::string refusal;
-  ASSERT_EQ(kernels->DecideKernel(Request(Program("abc", "int k = 1;")), &served, &refusal),
+  ASSERT_EQ(kernels->DecideKernel(Request(Program(kWrapper, "int k = 1;")), &served, &refusal),
             KernelDecision::kServe);
   EXPECT_EQ(std::string(static_cast<const char*>(served.data), served.size), "fatbin bytes");
   EXPECT_TRUE(kernels->misses().empty());
@@ -93,7 +97,7 @@ TEST_F(ArchiveKernelsTest, AGpuWithoutSassInTheArchiveCompilesInsteadOfJitting) 
   auto kernels = Open(false, {100});
   ServedKernel served;
   std::string refusal;
-  EXPECT_EQ(kernels->DecideKernel(Request(Program("abc", "int k = 1;")), &served, &refusal),
+  EXPECT_EQ(kernels->DecideKernel(Request(Program(kWrapper, "int k = 1;")), &served, &refusal),
             KernelDecision::kPass);
   ASSERT_EQ(kernels->misses().size(), 1u);
   EXPECT_THAT(kernels->misses()[0].reason, HasSubstr("no SASS for this GPU (sm_100"));
@@ -103,7 +107,7 @@ TEST_F(ArchiveKernelsTest, AChangedImportedFileMissesAndSaysWhich) {
   auto kernels = Open(false, {90});
   ServedKernel served;
   std::string refusal;
-  EXPECT_EQ(kernels->DecideKernel(Request(Program("abc", "int k = 2;")), &served, &refusal),
+  EXPECT_EQ(kernels->DecideKernel(Request(Program(kWrapper, "int k = 2;")), &served, &refusal),
             KernelDecision::kPass);
   ASSERT_EQ(kernels->misses().size(), 1u);
   EXPECT_THAT(kernels->misses()[0].reason,
@@ -114,10 +118,10 @@ TEST_F(ArchiveKernelsTest, AMovedAppIsRecognisedByItsCallSiteName) {
   auto kernels = Open(false, {90});
   // slangpy names the wrapper of a moved app differently; the Python hooks
   // tell which call site it is.
-  kernels->NameCallSite("def", {"/elsewhere/user.slang", "add", "call"});
+  kernels->NameCallSite(kMovedWrapper, {"/elsewhere/user.slang", "add", "call"});
   ServedKernel served;
   std::string refusal;
-  EXPECT_EQ(kernels->DecideKernel(Request(Program("def", "int k = 2;")), &served, &refusal),
+  EXPECT_EQ(kernels->DecideKernel(Request(Program(kMovedWrapper, "int k = 2;")), &served, &refusal),
             KernelDecision::kPass);
   ASSERT_EQ(kernels->misses().size(), 1u);
   EXPECT_EQ(kernels->misses()[0].call_site, "/elsewhere/user.slang.add (call)");
@@ -128,7 +132,7 @@ TEST_F(ArchiveKernelsTest, StrictModeRefusesAMissWithWhatToDo) {
   auto kernels = Open(true, {90});
   ServedKernel served;
   std::string refusal;
-  EXPECT_EQ(kernels->DecideKernel(Request(Program("abc", "int k = 3;")), &served, &refusal),
+  EXPECT_EQ(kernels->DecideKernel(Request(Program(kWrapper, "int k = 3;")), &served, &refusal),
             KernelDecision::kRefuse);
   EXPECT_THAT(refusal, HasSubstr("SLANGPY_KERNELS_STRICT"));
   EXPECT_THAT(refusal, HasSubstr("record it and rebuild the archive"));
@@ -139,7 +143,7 @@ TEST_F(ArchiveKernelsTest, AnArchiveForAnotherToolchainServesNothing) {
   kernels->OnToolchainKnown("slangpy 0.44.0 slang 2026.13", "2026.13");
   ServedKernel served;
   std::string refusal;
-  EXPECT_EQ(kernels->DecideKernel(Request(Program("abc", "int k = 1;")), &served, &refusal),
+  EXPECT_EQ(kernels->DecideKernel(Request(Program(kWrapper, "int k = 1;")), &served, &refusal),
             KernelDecision::kPass);
   EXPECT_THAT(kernels->disabled_reason(), HasSubstr("was built for slangpy 0.43.1"));
 }
@@ -150,7 +154,7 @@ TEST_F(ArchiveKernelsTest, AWrapperNamedDifferentlyWithTheSameCodeIsServed) {
   auto kernels = Open(false, {90});
   ServedKernel served;
   std::string refusal;
-  EXPECT_EQ(kernels->DecideKernel(Request(Program("xyz", "int k = 1;")), &served, &refusal),
+  EXPECT_EQ(kernels->DecideKernel(Request(Program(kMovedWrapper, "int k = 1;")), &served, &refusal),
             KernelDecision::kServe);
 }
 

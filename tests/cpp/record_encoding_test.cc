@@ -111,13 +111,21 @@ TEST(RecordEncodingTest, ProgramKeysFollowImportedFilesNotPaths) {
   // The same wrapper, generated for the app installed elsewhere: slangpy names
   // it after a hash of its text, which contains the path.
   const Digest content = Sha256Of("float f();");
-  auto here =
-      Component::Module("abc", "p1", "abc", std::string("// abc\nimport \"/app/user.slang\";"),
-                        {{"/app/user.slang", content}});
-  auto there =
-      Component::Module("def", "p2", "def", std::string("// def\nimport \"/srv/x/user.slang\";"),
-                        {{"/srv/x/user.slang", content}});
+  const std::string name_here(64, 'a'), name_there(64, 'b');
+  auto here = Component::Module(name_here, "p1", name_here,
+                                "// " + name_here + "\nimport \"/app/user.slang\";",
+                                {{"/app/user.slang", content}});
+  auto there = Component::Module(name_there, "p2", name_there,
+                                 "// " + name_there + "\nimport \"/srv/x/user.slang\";",
+                                 {{"/srv/x/user.slang", content}});
   EXPECT_EQ(here->digest, there->digest);
+}
+
+TEST(RecordEncodingTest, ModulesNamedByTheAppKeepTheirNames) {
+  // One module per operation, named after it: the name is code.
+  auto add = Component::Module("add", "p1", "add", std::string("void main() { r = add(x, y); }"), {});
+  auto mul = Component::Module("mul", "p2", "mul", std::string("void main() { r = mul(x, y); }"), {});
+  EXPECT_NE(add->digest, mul->digest);
 }
 
 }  // namespace
