@@ -7,6 +7,7 @@
 
 #include "capnp/serialize.h"
 #include "common/crc32c.h"
+#include "common/leading_bytes.h"
 #include "common/sha256.h"
 #include "fmt/format.h"
 #include "kj/exception.h"
@@ -20,19 +21,6 @@ constexpr size_t kDigestSize = sizeof(Digest::bytes);
 absl::Status Damaged(std::string_view source_name, std::string_view problem) {
   return absl::DataLossError(
       fmt::format("{} is damaged: {}; {}", source_name, problem, kRebuildArchiveAdvice));
-}
-
-// Shows what a foreign file starts with, so a user can recognise what they passed by mistake.
-std::string DescribeLeadingBytes(std::span<const std::byte> bytes) {
-  bytes = bytes.first(std::min(bytes.size(), kArchiveMagic.size()));
-  std::string printable;
-  std::string hex;
-  for (std::byte b : bytes) {
-    const auto c = std::to_integer<unsigned char>(b);
-    printable += (c < 0x80 && std::isprint(c)) ? static_cast<char>(c) : '.';
-    hex += fmt::format("{}{:02x}", hex.empty() ? "" : " ", c);
-  }
-  return fmt::format("\"{}\", bytes {}", printable, hex);
 }
 
 absl::Status CheckRegions(const ArchiveHeader& header, uint64_t actual_size,
@@ -154,7 +142,7 @@ absl::StatusOr<ArchiveHeader> ValidateArchiveHeader(std::span<const std::byte> f
   if (std::memcmp(file.data(), kArchiveMagic.data(), magic_bytes) != 0) {
     return absl::InvalidArgumentError(
         fmt::format("{} is not a spreplay kernel archive (starts with {})", source_name,
-                    DescribeLeadingBytes(file)));
+                    DescribeLeadingBytes(file, kArchiveMagic.size())));
   }
   if (file.size() < kArchiveHeaderSize) {
     return absl::DataLossError(

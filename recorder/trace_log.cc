@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "common/crc32c.h"
+#include "common/leading_bytes.h"
 #include "fmt/format.h"
 
 namespace spreplay {
@@ -62,19 +63,6 @@ std::vector<std::byte> EncodeFrame(std::span<const std::byte> payload) {
   return frame;
 }
 
-// Shows what a foreign file starts with, so a user can recognise what they passed by mistake.
-std::string DescribeLeadingBytes(std::span<const std::byte> bytes) {
-  bytes = bytes.first(std::min<size_t>(bytes.size(), kTraceFileMagic.size()));
-  std::string printable;
-  std::string hex;
-  for (std::byte b : bytes) {
-    const auto c = std::to_integer<unsigned char>(b);
-    printable += (c < 0x80 && std::isprint(c)) ? static_cast<char>(c) : '.';
-    hex += fmt::format("{}{:02x}", hex.empty() ? "" : " ", c);
-  }
-  return fmt::format("\"{}\", bytes {}", printable, hex);
-}
-
 bool StartsLikeTrace(std::span<const std::byte> bytes) {
   const size_t n = std::min(bytes.size(), kTraceFileMagic.size());
   return std::memcmp(bytes.data(), kTraceFileMagic.data(), n) == 0;
@@ -84,8 +72,9 @@ bool StartsLikeTrace(std::span<const std::byte> bytes) {
 absl::StatusOr<uint32_t> CheckFileHeader(std::span<const std::byte> header,
                                          std::string_view source_name) {
   if (!StartsLikeTrace(header)) {
-    return absl::InvalidArgumentError(fmt::format("{} is not a spreplay trace (starts with {})",
-                                                  source_name, DescribeLeadingBytes(header)));
+    return absl::InvalidArgumentError(
+        fmt::format("{} is not a spreplay trace (starts with {})", source_name,
+                    DescribeLeadingBytes(header, kTraceFileMagic.size())));
   }
   const uint32_t version = LoadLittleEndian32(header.data() + 8);
   if (version == 0) {
@@ -317,7 +306,7 @@ absl::Status PrepareFileForAppending(int fd, const std::string& path) {
   if (!StartsLikeTrace(seen)) {
     return absl::FailedPreconditionError(
         fmt::format("refusing to append to {}: it is not a spreplay trace (starts with {})", path,
-                    DescribeLeadingBytes(seen)));
+                    DescribeLeadingBytes(seen, kTraceFileMagic.size())));
   }
   if (got < header.size()) {
     return absl::FailedPreconditionError(fmt::format(
@@ -455,8 +444,9 @@ absl::StatusOr<TraceLog> ParseTraceLog(std::string bytes, std::string_view sourc
         source_name, kTraceFileHeaderSize));
   }
   if (!StartsLikeTrace(whole)) {
-    return absl::InvalidArgumentError(fmt::format("{} is not a spreplay trace (starts with {})",
-                                                  source_name, DescribeLeadingBytes(whole)));
+    return absl::InvalidArgumentError(
+        fmt::format("{} is not a spreplay trace (starts with {})", source_name,
+                    DescribeLeadingBytes(whole, kTraceFileMagic.size())));
   }
   if (whole.size() < kTraceFileHeaderSize) {
     return absl::DataLossError(
