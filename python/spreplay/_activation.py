@@ -7,11 +7,9 @@ returns. Nothing here may raise into the interpreter's start-up.
 
 from __future__ import annotations
 
-import json
+# Only os at import time: json, platform and the rest load when a variable is
+# set, so that an inactive spreplay costs an interpreter nothing measurable.
 import os
-import platform
-import sys
-import time
 
 RECORD = "SLANGPY_RECORD"
 KERNELS = "SLANGPY_KERNELS"
@@ -19,6 +17,11 @@ VERBOSE = "SPREPLAY_VERBOSE"
 
 
 def _process_description() -> str:
+    import json
+    import platform
+    import sys
+    import time
+
     from . import __version__
 
     return json.dumps(
@@ -44,6 +47,7 @@ def _slangpy_version() -> str:
 
 def start_recording(path: str, verbose: bool) -> None:
     """Records every kernel Slang compiles in this process, and its call site."""
+    import json
     from . import _hooks
     from ._slangpy_patches import call_site_hub
 
@@ -77,4 +81,6 @@ def activate_from_environment() -> None:
 
             start_serving(archive_path, verbose)
     except Exception as error:  # start-up must never fail because of spreplay
+        import sys
+
         print(f"spreplay: not active: {error}", file=sys.stderr)
