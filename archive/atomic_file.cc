@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "common/fmt_absl.h"
+#include "common/write_all.h"
 #include "fmt/format.h"
 
 namespace spreplay {
@@ -96,18 +97,7 @@ absl::Status AtomicFileWriter::Write(std::span<const std::byte> bytes) {
     return absl::FailedPreconditionError(
         fmt::format("write to {} after it was committed or abandoned", destination_path_));
   }
-  while (!bytes.empty()) {
-    const ssize_t n = ::write(fd_, bytes.data(), bytes.size());
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return absl::ErrnoToStatus(errno, fmt::format("cannot write {}", temp_path_));
-    }
-    if (n == 0) {
-      return absl::DataLossError(fmt::format("write to {} made no progress", temp_path_));
-    }
-    bytes = bytes.subspan(static_cast<size_t>(n));
-  }
-  return absl::OkStatus();
+  return WriteAll(fd_, bytes, temp_path_);
 }
 
 absl::Status AtomicFileWriter::WriteZeros(size_t count) {

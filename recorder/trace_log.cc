@@ -17,6 +17,7 @@
 
 #include "common/crc32c.h"
 #include "common/leading_bytes.h"
+#include "common/write_all.h"
 #include "fmt/format.h"
 
 namespace spreplay {
@@ -238,21 +239,6 @@ absl::StatusOr<std::string> ReadWholeFile(const std::string& path) {
 // ---------------------------------------------------------------------------------------------
 // Writing.
 
-absl::Status WriteAll(int fd, std::span<const std::byte> bytes, const std::string& path) {
-  while (!bytes.empty()) {
-    const ssize_t n = ::write(fd, bytes.data(), bytes.size());
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return absl::ErrnoToStatus(errno, fmt::format("cannot write to trace file {}", path));
-    }
-    if (n == 0) {
-      return absl::DataLossError(fmt::format("write to trace file {} made no progress", path));
-    }
-    bytes = bytes.subspan(static_cast<size_t>(n));
-  }
-  return absl::OkStatus();
-}
-
 absl::StatusOr<uint64_t> FileSize(int fd, const std::string& path) {
   struct stat info;
   if (::fstat(fd, &info) != 0) {
@@ -288,7 +274,7 @@ class ExclusiveFileLock {
 absl::Status PrepareFileForAppending(int fd, const std::string& path) {
   const absl::StatusOr<uint64_t> size = FileSize(fd, path);
   if (!size.ok()) return size.status();
-  if (*size == 0) return WriteAll(fd, EncodeFileHeader(), path);
+  if (*size == 0) return WriteAll(fd, EncodeFileHeader(), "trace file " + path);
 
   std::array<std::byte, kTraceFileHeaderSize> header{};
   const size_t wanted = static_cast<size_t>(std::min<uint64_t>(*size, header.size()));
@@ -394,7 +380,7 @@ absl::Status TraceLogWriter::Append(std::span<const std::byte> payload) {
   if (size == 0) {
     // Someone truncated the file since Open; start it over as a trace rather than write frames
     // no reader would accept.
-    status = WriteAll(fd, EncodeFileHeader(), path);
+    status = WriteAll(fd, EncodeFileHeader(), "trace file " + path);
   } else if (size < kTraceFileHeaderSize) {
     return absl::FailedPreconditionError(fmt::format(
         "refusing to append to {}: it shrank to {} bytes, less than a trace header", path, size));
@@ -402,10 +388,11 @@ absl::Status TraceLogWriter::Append(std::span<const std::byte> payload) {
     // A writer died mid-frame. Padding restores alignment so that readers, which look for frames
     // only at aligned offsets, find this frame after skipping the torn one.
     const std::array<std::byte, kTraceFrameAlignment> zeros{};
-    status = WriteAll(
-        fd, std::span(zeros).first(kTraceFrameAlignment - size % kTraceFrameAlignment), path);
+    status =
+        WriteAll(fd, std::span(zeros).first(kTraceFrameAlignment - size % kTraceFrameAlignment),
+                 "trace file " + path);
   }
-  if (status.ok()) status = WriteAll(fd, frame, path);
+  if (status.ok()) status = WriteAll(fd, frame, "trace file " + path);
   if (!status.ok()) {
     // Best effort: drop our partial frame (e.g. disk full) so it is not left as damage. Safe
     // because the lock keeps other writers from having appended after it.

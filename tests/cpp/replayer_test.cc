@@ -208,6 +208,21 @@ std::string Diagnostics(const ComPtr<ISlangBlob>& blob) { return BlobToString(bl
 
 // A slangpy call site: a generated wrapper module that imports the user's
 // module, linked with it. Compiles one kernel in `session` and returns its code.
+
+// Links a composite the way sgl does and asks for its first entry point's code.
+absl::StatusOr<std::string> LinkAndGenerate(slang::IComponentType* composite,
+                                            slang::CompilerOptionEntry* options, uint32_t count) {
+  ComPtr<ISlangBlob> diagnostics;
+  ComPtr<slang::IComponentType> linked;
+  if (SLANG_FAILED(
+          composite->linkWithOptions(linked.WriteRef(), count, options, diagnostics.WriteRef())))
+    return absl::InternalError("link: " + Diagnostics(diagnostics));
+  ComPtr<ISlangBlob> code;
+  if (SLANG_FAILED(linked->getEntryPointCode(0, 0, code.WriteRef(), diagnostics.WriteRef())))
+    return absl::InternalError("codegen: " + Diagnostics(diagnostics));
+  return BlobToString(code.get());
+}
+
 absl::StatusOr<std::string> CompileCallSite(slang::ISession* session,
                                             const std::string& user_module,
                                             const std::string& wrapper_name,
@@ -239,14 +254,7 @@ absl::StatusOr<std::string> CompileCallSite(slang::ISession* session,
   link_options[1].name = slang::CompilerOptionName::DumpIntermediatePrefix;
   link_options[1].value.kind = slang::CompilerOptionValueKind::String;
   link_options[1].value.stringValue0 = prefix.c_str();
-  ComPtr<slang::IComponentType> linked;
-  if (SLANG_FAILED(
-          composite->linkWithOptions(linked.WriteRef(), 2, link_options, diagnostics.WriteRef())))
-    return absl::InternalError("link: " + Diagnostics(diagnostics));
-  ComPtr<ISlangBlob> code;
-  if (SLANG_FAILED(linked->getEntryPointCode(0, 0, code.WriteRef(), diagnostics.WriteRef())))
-    return absl::InternalError("codegen: " + Diagnostics(diagnostics));
-  return BlobToString(code.get());
+  return LinkAndGenerate(composite.get(), link_options, 2);
 }
 
 constexpr const char* kUserModule = R"(import helper;
@@ -621,14 +629,7 @@ absl::StatusOr<std::string> CompileDispatch(slang::ISession* session, SlangInt t
   if (SLANG_FAILED(session->createCompositeComponentType(parts, 5, composite.WriteRef(),
                                                          diagnostics.WriteRef())))
     return absl::InternalError("compose: " + Diagnostics(diagnostics));
-  ComPtr<slang::IComponentType> linked;
-  if (SLANG_FAILED(
-          composite->linkWithOptions(linked.WriteRef(), 0, nullptr, diagnostics.WriteRef())))
-    return absl::InternalError("link: " + Diagnostics(diagnostics));
-  ComPtr<ISlangBlob> code;
-  if (SLANG_FAILED(linked->getEntryPointCode(0, 0, code.WriteRef(), diagnostics.WriteRef())))
-    return absl::InternalError("codegen: " + Diagnostics(diagnostics));
-  return BlobToString(code.get());
+  return LinkAndGenerate(composite.get(), nullptr, 0);
 }
 
 TEST(ReplayerTest, ReplaysTypeConformancesAndRenamedEntryPoints) {
