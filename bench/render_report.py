@@ -1,0 +1,209 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Renders bench/cold_start.py's JSON as a markdown summary and a PNG plot.
+
+    python bench/render_report.py RESULTS.json --markdown OUT.md --plot OUT.png
+
+Every number is the median over the rounds of that run; ratios are taken
+between configurations measured in the same rounds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+from pathlib import Path
+from typing import Any, Callable
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from phases import PHASE_LABELS, PHASES, dominant_phase  # noqa: E402
+
+CONFIG_LABELS = {
+    "cold": "(a) stock, cold",
+    "warm": "(b) stock, warm caches",
+    "warm_all": "(b+) warm + module cache",
+    "spreplay": "(c) spreplay",
+}
+PHASE_COLORS = ["#9e9e9e", "#4e79a7", "#f28e2b", "#edc948", "#e15759", "#76b7b2", "#d3d3d3"]
+
+
+def median_of(rounds: list[dict[str, Any]], config: str, metric: Callable[[dict[str, Any]], float | None]) -> float:
+    values = [v for r in rounds if config in r and (v := metric(r[config])) is not None]
+    return statistics.median(values) if values else float("nan")
+
+
+def fmt_s(seconds: float) -> str:
+    return f"{seconds:.2f}" if seconds >= 0.095 or seconds == 0 else f"{seconds * 1000:.0f} ms"
+
+
+class Report:
+    def __init__(self, data: dict[str, Any]) -> None:
+        self.data = data
+        self.configs: list[str] = data["configs"]
+        self.workloads = {name: w for name, w in data["workloads"].items() if w.get("rounds")}
+        self.lines: list[str] = []
+
+    def add(self, *lines: str) -> None:
+        self.lines.extend(lines)
+
+    def table(self, header: list[str], rows: list[list[str]]) -> None:
+        self.add("| " + " | ".join(header) + " |", "|" + " --- |" * len(header))
+        self.add(*("| " + " | ".join(row) + " |" for row in rows))
+        self.add("")
+
+    def ready(self, rounds: list[dict[str, Any]], config: str) -> float:
+        return median_of(rounds, config, lambda run: run["ready_to_all_first_results_s"])
+
+    def render(self) -> str:
+        system = self.data["system"]
+        rounds = {len(w["rounds"]) for w in self.workloads.values()}
+        self.add(f"# Cold start: stock slangpy, its caches, and spreplay ({system['gpu']})", "",
+                 f"{system['date']}, commit {system['commit']}; driver {system['driver']}, slangpy "
+                 f"{system['slangpy']}, {system['spreplay']}, Python {system['python']}, {system['cpus']} CPUs. "
+                 f"Each cell is the median of {'/'.join(map(str, sorted(rounds)))} fresh processes per configuration, "
+                 f"configurations interleaved within each round; `bench/cold_start.py`.", "")
+        self.headline()
+        self.device_ready()
+        self.phases()
+        self.steady()
+        self.record_and_compile()
+        self.slowest_call_sites("synthetic")
+        return "\n".join(self.lines)
+
+    def headline(self) -> None:
+        self.add("## Device ready to the first result of every call site (s)", "")
+        rows = []
+        for name, w in self.workloads.items():
+            r = w["rounds"]
+            cells = [fmt_s(self.ready(r, c)) for c in self.configs]
+            spreplay = self.ready(r, "spreplay")
+            identical = all(run["outputs_identical_to_cold"] for rnd in r for run in rnd.values())
+            rows.append([name, str(r[0]["cold"]["call_sites"]), *cells,
+                         f"{self.ready(r, 'cold') / spreplay:.1f}x", f"{self.ready(r, 'warm') / spreplay:.1f}x",
+                         "yes" if identical else "**no**"])
+        self.table(["workload", "call sites", *(CONFIG_LABELS[c] for c in self.configs), "cold / spreplay",
+                    "warm / spreplay", "outputs bit-identical"], rows)
+
+    def device_ready(self) -> None:
+        self.add("## Process start to device ready (s)", "",
+                 "Interpreter start, `import slangpy` and device creation (which includes slang-rhi compiling its "
+                 "own kernels); the same work in every configuration.", "")
+        rows = []
+        for name, w in self.workloads.items():
+            r = w["rounds"]
+            rows.append([name, *(fmt_s(median_of(r, c, lambda run: run["start_to_device_ready_s"]))
+                                 for c in self.configs),
+                         fmt_s(median_of(r, "cold", lambda run: run["import_slangpy_s"])),
+                         fmt_s(median_of(r, "cold", lambda run: run["device_create_s"]))])
+        self.table(["workload", *(CONFIG_LABELS[c] for c in self.configs), "of which import slangpy (cold)",
+                    "device creation (cold)"], rows)
+
+    def phases(self) -> None:
+        self.add("## Where the time goes, per phase (s)", "",
+                 "Sums over call sites, from device ready to the last first result. \"app's module loads\" is the "
+                 "Slang front end of the modules the app loads itself; \"dispatch, readback, app\" is what is left: "
+                 "argument marshalling, the kernels, copies back and the app's own numpy checks.", "")
+        for name, w in self.workloads.items():
+            r = w["rounds"]
+            rows = []
+            for config in self.configs:
+                medians = {p: median_of(r, config, lambda run, p=p: run["phases_s"][p]) for p in PHASES}
+                rows.append([CONFIG_LABELS[config], *(fmt_s(medians[p]) for p in PHASES),
+                             PHASE_LABELS[dominant_phase(medians)]])
+            self.add(f"### {name}", "")
+            self.table(["configuration", *(PHASE_LABELS[p] for p in PHASES), "dominant"], rows)
+
+    def steady(self) -> None:
+        self.add("## Steady state (ms per pass over every call site)", "",
+                 "Passes after the first, in the same processes; these must not differ between configurations.", "")
+        rows = [[name, *(f"{median_of(w['rounds'], c, lambda run: run['steady_ms_per_pass']):.2f}"
+                         for c in self.configs)] for name, w in self.workloads.items()]
+        self.table(["workload", *(CONFIG_LABELS[c] for c in self.configs)], rows)
+
+    def record_and_compile(self) -> None:
+        self.add("## Recording and compiling", "")
+        rows = []
+        for name, w in self.workloads.items():
+            cold_first = median_of(w["rounds"], "cold", lambda run: run["ready_to_all_first_results_s"])
+            compile_ = w["compile"]
+            rows.append([name, fmt_s(cold_first), fmt_s(w["record"]["ready_to_all_first_results_s"]),
+                         f"{w['trace_bytes'] / 1024:.0f}", str(compile_["kernels"]), f"{compile_['wall_s']:.1f}",
+                         f"{compile_['sass_s_total']:.1f}", f"{compile_['archive_bytes'] / 1024:.0f}"])
+        jobs = next(iter(self.workloads.values()))["compile"]["jobs"]
+        arches = next(iter(self.workloads.values()))["compile"]["arches"]
+        self.table(["workload", "stock cold (s)", "recording (s)", "trace (KB)", "kernels",
+                    f"`spreplay compile` wall, {jobs} jobs (s)", "SASS build time (s)", "archive (KB)"], rows)
+        self.add(f"SASS for {', '.join(arches)} plus PTX; no compile cache. The recording run is one process, "
+                 "the stock column a median.", "")
+
+    def slowest_call_sites(self, name: str, count: int = 8) -> None:
+        w = self.workloads.get(name)
+        if not w:
+            return
+        cold = w["rounds"][0]["cold"]["per_call_site"]
+        served = {row["call_site"]: row for row in w["rounds"][0]["spreplay"]["per_call_site"]}
+        warm = {row["call_site"]: row for row in w["rounds"][0]["warm"]["per_call_site"]}
+
+        def total(row: dict[str, Any]) -> float:
+            return sum(row[k] for k in ("python_build_s", "front_end_s", "link_s", "codegen_slang_s",
+                                        "codegen_downstream_s", "module_load_s"))
+
+        self.add(f"## The {count} slowest call sites of `{name}`, cold (s, round 1)", "")
+        rows = []
+        for row in sorted(cold, key=total, reverse=True)[:count]:
+            rows.append([f"`{row['call_site']}`", fmt_s(row["python_build_s"]), fmt_s(row["front_end_s"]),
+                         fmt_s(row["link_s"]), fmt_s(row["codegen_slang_s"]), fmt_s(row["codegen_downstream_s"]),
+                         fmt_s(row["module_load_s"]), fmt_s(total(row)),
+                         fmt_s(total(warm[row["call_site"]])) if row["call_site"] in warm else "-",
+                         fmt_s(total(served[row["call_site"]])) if row["call_site"] in served else "-"])
+        self.table(["call site", "Python build", "front end", "link", "Slang codegen", "NVRTC", "module load",
+                    "total cold", "total warm", "total spreplay"], rows)
+
+
+def plot(data: dict[str, Any], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    workloads = {name: w for name, w in data["workloads"].items() if w.get("rounds")}
+    configs = data["configs"]
+    fig, axes = plt.subplots(len(workloads), 1, figsize=(10, 1.3 + 1.45 * len(workloads)), squeeze=False)
+    for ax, (name, w) in zip(axes[:, 0], workloads.items()):
+        left = [0.0] * len(configs)
+        for phase, color in zip(PHASES, PHASE_COLORS):
+            widths = [max(0.0, median_of(w["rounds"], c, lambda run: run["phases_s"][phase])) for c in configs]
+            ax.barh(range(len(configs)), widths, left=left, color=color, label=PHASE_LABELS[phase])
+            left = [a + b for a, b in zip(left, widths)]
+        for y, x in enumerate(left):
+            ax.text(x, y, f" {x:.2f} s", va="center", fontsize=8)
+        ax.set_yticks(range(len(configs)), [CONFIG_LABELS[c] for c in configs], fontsize=8)
+        ax.invert_yaxis()
+        ax.set_xlim(0, max(left) * 1.15)
+        ax.set_title(f"{name} ({w['rounds'][0]['cold']['call_sites']} call sites)", fontsize=9, loc="left")
+        ax.tick_params(axis="x", labelsize=8)
+    axes[-1, 0].set_xlabel("seconds from device ready to the first result of every call site", fontsize=8)
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="upper center", ncol=4, fontsize=8, frameon=False)
+    system = data["system"]
+    fig.suptitle(f"{system['gpu']}, {system['date']}, commit {system['commit']}", fontsize=8, y=0.005, va="bottom")
+    fig.tight_layout(rect=(0, 0.02, 1, 0.93))
+    fig.savefig(path, dpi=130)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("results", type=Path)
+    parser.add_argument("--markdown", type=Path, required=True)
+    parser.add_argument("--plot", type=Path)
+    args = parser.parse_args()
+    data = json.loads(args.results.read_text())
+    args.markdown.write_text(Report(data).render() + "\n")
+    if args.plot:
+        plot(data, args.plot)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
