@@ -9,10 +9,13 @@ bench/phase_probe.py. Per workload, once:
   compile   spreplay compile trace -o archive (default arches, no compile cache)
   prime     stock with a shader cache, a module cache and a CUDA cache, all empty
 then, in rounds (configurations interleaved so that drift hits all alike):
-  cold      stock, fresh CUDA_CACHE_PATH, no shader cache              (a)
-  warm      stock, shader_cache_path and CUDA cache from prime         (b)
-  warm_all  warm plus slangpy's module_cache_path from prime           (b+)
-  spreplay  SLANGPY_KERNELS=archive (strict), fresh CUDA cache         (c)
+  cold       stock, fresh CUDA_CACHE_PATH, no shader cache               (a)
+  cuda_warm  stock, only the CUDA cache from prime
+  warm       stock, shader_cache_path and CUDA cache from prime          (b)
+  warm_all   warm plus slangpy's module_cache_path from prime            (b+)
+  spreplay   SLANGPY_KERNELS=archive (strict), fresh CUDA cache          (c)
+  spreplay_module_cache  spreplay plus the module cache from prime (not
+             strict: it reports what it served)
 Every run's outputs must be bit-identical to the cold run's.
 
     python bench/cold_start.py --out DIR [--rounds 3] [--repeat 5] [--budget-s 540]
@@ -45,7 +48,7 @@ WORKLOADS = {
     "autodiff": ROOT / "samples" / "autodiff" / "app.py",
     "synthetic": ROOT / "bench" / "workloads" / "synthetic" / "app.py",
 }
-CONFIGS = ["cold", "warm", "warm_all", "spreplay"]
+CONFIGS = ["cold", "cuda_warm", "warm", "warm_all", "spreplay", "spreplay_module_cache"]
 PROBE = ROOT / "bench" / "phase_probe.py"
 
 
@@ -138,13 +141,17 @@ class WorkloadBench:
         fresh_cuda = {"CUDA_CACHE_PATH": str(self.space.fresh(f"{self.name}-{config}-cuda"))}
         if config == "cold":
             return fresh_cuda
+        if config == "cuda_warm":
+            return {"CUDA_CACHE_PATH": str(self.caches["cuda"])}
         if config == "warm":
             return self.warm_env(with_module_cache=False)
         if config == "warm_all":
             return self.warm_env(with_module_cache=True)
+        serve = {"SLANGPY_KERNELS": str(self.archive), "SLANGPY_KERNELS_SUMMARY": "1"}
         if config == "spreplay":
-            return {**fresh_cuda, "SLANGPY_KERNELS": str(self.archive), "SLANGPY_KERNELS_STRICT": "1",
-                    "SLANGPY_KERNELS_SUMMARY": "1"}
+            return {**fresh_cuda, **serve, "SLANGPY_KERNELS_STRICT": "1"}
+        if config == "spreplay_module_cache":
+            return {**fresh_cuda, **serve, "SPREPLAY_BENCH_MODULE_CACHE": str(self.caches["module"])}
         raise ValueError(config)
 
     def measure_round(self) -> None:
@@ -170,7 +177,7 @@ def system_info(commit: str | None) -> dict[str, Any]:
         "date": time.strftime("%Y-%m-%d"),
         "gpu": gpu,
         "driver": driver,
-        "commit": commit or os.environ.get("SPREPLAY_COMMIT") or "unknown",
+        "commit": os.environ.get("SPREPLAY_COMMIT") or commit or "unknown",
         "slangpy": getattr(slangpy, "__version__", "?"),
         "spreplay": spreplay_version.stdout.strip(),
         "python": platform.python_version(),
@@ -238,7 +245,8 @@ def main() -> int:
     save()
     all_identical = all(run["outputs_identical_to_cold"] for bench in ready for r in bench.result["rounds"]
                         for run in r.values())
-    all_served = all(r["spreplay"].get("spreplay_compiled") == 0 for bench in ready for r in bench.result["rounds"])
+    all_served = all(r["spreplay"].get("spreplay_compiled") == 0 for bench in ready for r in bench.result["rounds"]
+                     if "spreplay" in r)
     print(f"outputs identical: {all_identical}; spreplay served every kernel: {all_served}")
     return 0 if all_identical and all_served and not failed else 1
 

@@ -8,7 +8,8 @@ reads slang-rhi's compilation reports at exit, so the app itself is unchanged:
 
   call-data build   CallData.build: type resolution, binding and wrapper codegen
                     in Python, plus the three Slang calls below
-  front end         SlangSession.load_module_from_source (parse, check, lower)
+  front end         load_module_from_source of the session (parse, check, lower);
+                    the app's own load_module calls are counted apart
   link              SlangSession.link_program
   pipeline object   Device.create_compute_pipeline (deferred: no code yet)
   codegen           Slang's codegen and NVRTC, from the compilation reports
@@ -178,8 +179,9 @@ def main() -> None:
     out = os.environ.get("SPREPLAY_BENCH_PROBE")
     spawned = os.environ.get("SPREPLAY_BENCH_T0")
     probe = Probe(float(spawned) if spawned else None, PROBE_START, SLANGPY_IMPORTED)
-    spy.SlangSession.load_module_from_source = _timed(probe, "front_end", spy.SlangSession.load_module_from_source)
-    spy.SlangSession.load_module = _timed(probe, "front_end", spy.SlangSession.load_module)
+    for owner in (spy.SlangSession, spy.Device):
+        owner.load_module = _timed(probe, "front_end", owner.load_module)
+        owner.load_module_from_source = _timed(probe, "front_end", owner.load_module_from_source)
     spy.SlangSession.link_program = _timed(probe, "link", spy.SlangSession.link_program)
     spy.Device.create_compute_pipeline = _timed(probe, "pipeline_object", spy.Device.create_compute_pipeline)
     _patch_call_data_build(probe)
