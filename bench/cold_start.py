@@ -40,6 +40,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from phases import summarize_run  # noqa: E402
+from slangtorch_runs import measure_slangtorch  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 WORKLOADS = {
@@ -92,8 +93,8 @@ def identical(a: Path, b: Path) -> bool:
 class WorkloadBench:
     """The prepared state and the measurements of one workload."""
 
-    def __init__(self, name: str, app: Path, space: Workspace, repeat: int) -> None:
-        self.name, self.app, self.space, self.repeat = name, app, space, repeat
+    def __init__(self, name: str, app: Path, space: Workspace, repeat: int, configs: list[str]) -> None:
+        self.name, self.app, self.space, self.repeat, self.configs = name, app, space, repeat, configs
         self.dir = space.fresh(name)
         self.trace = self.dir / "trace.capnp"
         self.archive = self.dir / "kernels.sprk"
@@ -156,7 +157,7 @@ class WorkloadBench:
 
     def measure_round(self) -> None:
         measured: dict[str, Any] = {}
-        for config in CONFIGS:
+        for config in self.configs:
             measured[config] = self.run(config, self.config_env(config))
             measured[config]["outputs_identical_to_cold"] = identical(self.dir / "cold.npz", self.dir / f"{config}.npz")
         if not self.result["rounds"]:
@@ -195,6 +196,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--workloads", default=",".join(WORKLOADS))
+    parser.add_argument("--configs", default=",".join(CONFIGS), help="cold first; default: all")
+    parser.add_argument("--slangtorch", action="store_true",
+                        help="also time slangtorch on the synthetic workload's kernels (d)")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--repeat", type=int, default=5, help="passes per run; passes after the first are steady state")
     parser.add_argument("--budget-s", type=float, default=None,
@@ -203,8 +207,11 @@ def main() -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     space = Workspace()
-    benches = [WorkloadBench(name, WORKLOADS[name], space, args.repeat) for name in args.workloads.split(",")]
-    results: dict[str, Any] = {"system": system_info(git_commit()), "configs": CONFIGS, "repeat": args.repeat,
+    configs = args.configs.split(",")
+    if configs[0] != "cold" or not set(configs) <= set(CONFIGS):
+        parser.error(f"--configs: 'cold' first, then any of {', '.join(CONFIGS[1:])}")
+    benches = [WorkloadBench(name, WORKLOADS[name], space, args.repeat, configs) for name in args.workloads.split(",")]
+    results: dict[str, Any] = {"system": system_info(git_commit()), "configs": configs, "repeat": args.repeat,
                                "workloads": {}}
 
     def save() -> None:
@@ -235,13 +242,16 @@ def main() -> int:
                 bench.measure_round()
                 last = bench.result["rounds"][-1]
                 print(f"{bench.name} round {number + 1}: " + ", ".join(
-                    f"{c} {last[c]['ready_to_all_first_results_s']:.2f}s" for c in CONFIGS), flush=True)
+                    f"{c} {last[c]['ready_to_all_first_results_s']:.2f}s" for c in configs), flush=True)
             except (RunFailed, ValueError) as error:
                 print(f"{bench.name}: {error}", flush=True)
                 bench.result.setdefault("round_errors", []).append(str(error)[-4000:])
                 failed = True
             save()
         round_s = time.perf_counter() - round_start
+    if args.slangtorch:
+        results["slangtorch"] = measure_slangtorch(args.repeat)
+        print(f"slangtorch: {json.dumps(results['slangtorch'])[:600]}", flush=True)
     save()
     all_identical = all(run["outputs_identical_to_cold"] for bench in ready for r in bench.result["rounds"]
                         for run in r.values())

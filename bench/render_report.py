@@ -44,6 +44,8 @@ class Report:
         self.data = data
         self.configs: list[str] = data["configs"]
         self.workloads = {name: w for name, w in data["workloads"].items() if w.get("rounds")}
+        # Ratios against spreplay, for the stock configurations that were measured.
+        self.ratio_configs = [c for c in ("cold", "warm", "warm_all") if c in self.configs and "spreplay" in self.configs]
         self.lines: list[str] = []
 
     def add(self, *lines: str) -> None:
@@ -71,7 +73,41 @@ class Report:
         self.steady()
         self.record_and_compile()
         self.slowest_call_sites("synthetic")
+        self.slangtorch()
         return "\n".join(self.lines)
+
+    def slangtorch(self) -> None:
+        st = self.data.get("slangtorch")
+        if st is None:
+            return
+        self.add("## (d) slangtorch on the same 30 kernels", "")
+        if not st["available"]:
+            self.add(f"Not measured: {st['reason']}", "")
+            return
+        self.add(f"slangtorch {st['slangtorch']}, torch {st['torch']}. `bench/workloads/slangtorch/kernels.slang` holds "
+                 "the synthetic workload's functions behind 30 `[CudaKernel]` entry points in one module; "
+                 "`loadModule` compiles all of them with slangc and nvcc into one torch extension, cached next to "
+                 "the file. Cold: a fresh copy of the file; warm: fresh processes on the same copy.", "")
+        warm = st["warm"]
+
+        def cell(runs: list[dict[str, Any]], key: str) -> str:
+            values = [run[key] for run in runs if key in run]
+            return fmt_s(statistics.median(values)) if values else "-"
+
+        rows = [["cold build", *(cell([st["cold"]], k) for k in ("start_to_device_ready_s", "import_torch_s",
+                                                                  "load_module_s", "ready_to_all_first_results_s")),
+                 f"{st['cold'].get('steady_ms_per_pass', float('nan')):.2f}"],
+                [f"build cache warm (median of {len(warm)})",
+                 *(cell(warm, k) for k in ("start_to_device_ready_s", "import_torch_s", "load_module_s",
+                                           "ready_to_all_first_results_s")),
+                 f"{statistics.median(run['steady_ms_per_pass'] for run in warm):.2f}"]]
+        self.table(["", "process start to device ready (s)", "of which import torch (s)", "`loadModule` (s)",
+                    "device ready to all first results (s)", "steady (ms per pass)"], rows)
+        synthetic = self.workloads.get("synthetic")
+        if synthetic and "spreplay" in self.configs:
+            ready = {c: self.ready(synthetic["rounds"], c) for c in self.configs}
+            self.add("Same run, slangpy on the synthetic workload (device ready to all first results): " + ", ".join(
+                f"{CONFIG_LABELS[c]} {fmt_s(v)} s" for c, v in ready.items()) + ".", "")
 
     def headline(self) -> None:
         self.add("## Device ready to the first result of every call site (s)", "")
@@ -81,10 +117,11 @@ class Report:
             cells = [fmt_s(self.ready(r, c)) for c in self.configs]
             spreplay = self.ready(r, "spreplay")
             identical = all(run["outputs_identical_to_cold"] for rnd in r for run in rnd.values())
-            ratios = [f"{self.ready(r, c) / spreplay:.1f}x" for c in ("cold", "warm", "warm_all")]
+            ratios = [f"{self.ready(r, c) / spreplay:.1f}x" for c in self.ratio_configs]
             rows.append([name, str(r[0]["cold"]["call_sites"]), *cells, *ratios, "yes" if identical else "**no**"])
-        self.table(["workload", "call sites", *(CONFIG_LABELS[c] for c in self.configs), "(a) / (c)", "(b) / (c)",
-                    "(b+) / (c)", "outputs bit-identical"], rows)
+        self.table(["workload", "call sites", *(CONFIG_LABELS[c] for c in self.configs),
+                    *(f"{CONFIG_LABELS[c].split()[0]} / (c)" for c in self.ratio_configs), "outputs bit-identical"],
+                   rows)
         served = [f"{name}: {median_of(w['rounds'], c, lambda run: run.get('spreplay_served')):.0f} of "
                   f"{w['rounds'][0][c]['call_sites']}" for name, w in self.workloads.items()
                   for c in ("spreplay_module_cache",) if c in w["rounds"][0]]
@@ -147,9 +184,10 @@ class Report:
         w = self.workloads.get(name)
         if not w:
             return
-        cold = w["rounds"][0]["cold"]["per_call_site"]
-        served = {row["call_site"]: row for row in w["rounds"][0]["spreplay"]["per_call_site"]}
-        warm = {row["call_site"]: row for row in w["rounds"][0]["warm"]["per_call_site"]}
+        first = w["rounds"][0]
+        cold = first["cold"]["per_call_site"]
+        served = {row["call_site"]: row for row in first.get("spreplay", {}).get("per_call_site", [])}
+        warm = {row["call_site"]: row for row in first.get("warm", {}).get("per_call_site", [])}
 
         def total(row: dict[str, Any]) -> float:
             return sum(row[k] for k in ("python_build_s", "front_end_s", "link_s", "codegen_slang_s",

@@ -1,0 +1,54 @@
+# SPDX-License-Identifier: Apache-2.0
+"""slangtorch on the synthetic workload's kernels: a cold build, then fresh
+processes that find slangtorch's build cache warm."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+APP = ROOT / "bench" / "workloads" / "slangtorch" / "app.py"
+KERNELS = APP.parent / "kernels.slang"
+
+
+def _run(kernels: Path, repeat: int) -> dict[str, Any]:
+    env = {**os.environ, "SPREPLAY_BENCH_T0": repr(time.time())}
+    start = time.perf_counter()
+    proc = subprocess.run([sys.executable, str(APP), str(kernels), "--repeat", str(repeat)], env=env,
+                          capture_output=True, text=True)
+    wall = time.perf_counter() - start
+    for line in proc.stdout.splitlines():
+        if line.startswith("slangtorch-timing: "):
+            return {**json.loads(line.split(": ", 1)[1]), "wall_s": wall}
+    raise RuntimeError(f"exit {proc.returncode}:\n{proc.stdout[-2000:]}\n{proc.stderr[-3000:]}")
+
+
+def measure_slangtorch(repeat: int, warm_runs: int = 2) -> dict[str, Any]:
+    """{"available": False, "reason": ...} when slangtorch cannot run here."""
+    if importlib.util.find_spec("slangtorch") is None or importlib.util.find_spec("torch") is None:
+        return {"available": False, "reason": "slangtorch or torch is not installed"}
+    if shutil.which("nvcc") is None and not os.environ.get("CUDA_HOME"):
+        return {"available": False, "reason": "slangtorch builds with nvcc, which is not on PATH"}
+    work = Path(tempfile.mkdtemp(prefix="spreplay-slangtorch-"))
+    kernels = work / KERNELS.name
+    shutil.copy(KERNELS, kernels)
+    try:
+        cold = _run(kernels, repeat)
+        warm = [_run(kernels, repeat) for _ in range(warm_runs)]
+    except RuntimeError as error:
+        return {"available": False, "reason": f"slangtorch run failed: {error}"}
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    version = subprocess.run([sys.executable, "-c", "import importlib.metadata as m; print(m.version('slangtorch'),"
+                              " m.version('torch'))"], capture_output=True, text=True).stdout.split()
+    return {"available": True, "slangtorch": version[0] if version else "?", "torch": version[1] if len(version) > 1
+            else "?", "cold": cold, "warm": warm}
