@@ -52,3 +52,21 @@ def measure_slangtorch(repeat: int, warm_runs: int = 2) -> dict[str, Any]:
                               " m.version('torch'))"], capture_output=True, text=True).stdout.split()
     return {"available": True, "slangtorch": version[0] if version else "?", "torch": version[1] if len(version) > 1
             else "?", "cold": cold, "warm": warm}
+
+
+def main() -> int:
+    import argparse
+
+    parser = argparse.ArgumentParser(description="slangtorch alone; bench/cold_start.py --slangtorch runs it too")
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    result = measure_slangtorch(args.repeat)
+    (args.out / "slangtorch.json").write_text(json.dumps(result, indent=1))
+    print(json.dumps(result, indent=1)[-3000:])
+    return 0 if result["available"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
