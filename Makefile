@@ -1,7 +1,7 @@
 # The two commands of the README, and the GPU checks. Every target installs
 # what it needs first (scripts/setup is idempotent and quick when done).
 
-.PHONY: setup demo test test-cpp test-python fuzz gpu-test bench clean
+.PHONY: setup demo test test-cpp test-python fuzz gpu-test bench bench-record bench-compile clean
 
 # Without a system CUDA toolkit, scripts/setup installs CUDA's compilers from
 # PyPI into the virtualenv; the tests and the tool find them through CUDA_HOME.
@@ -31,9 +31,22 @@ gpu-test: setup
 	@.venv/bin/python tests/gpu/injection_proof.py
 	@.venv/bin/python tests/gpu/e2e_samples.py --out build/gpu-test
 
-# Needs a CUDA GPU. Results go to build/bench; commit them under bench/results/.
+# Needs a CUDA GPU. Cold start of every workload, stock (cold and with its
+# caches) against spreplay, per phase; slangtorch too where it is installed.
+# Writes build/bench/cold_start.json, cold-start.md and cold-start.png; commit
+# them under bench/results/ and docs/.
 bench: setup
+	@.venv/bin/python -m pip install -q matplotlib
+	@.venv/bin/python bench/cold_start.py --out build/bench --slangtorch
+	@.venv/bin/python bench/render_report.py build/bench/cold_start.json \
+	  --markdown build/bench/cold-start.md --plot build/bench/cold-start.png
+
+# Needs a CUDA GPU. Re-records the samples (the traces are the H200 fixtures).
+bench-record: setup
 	@.venv/bin/python bench/record_overhead.py --out build/bench
+
+# No GPU needed: `spreplay compile` on the committed H200 traces.
+bench-compile: setup
 	@.venv/bin/python bench/compile_bench.py --out build/bench
 
 clean:

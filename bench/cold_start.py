@@ -7,14 +7,17 @@ Every measurement is a fresh process running the app under
 bench/phase_probe.py. Per workload, once:
   record    stock, fresh CUDA cache, SLANGPY_RECORD          -> trace, record overhead
   compile   spreplay compile trace -o archive (default arches, no compile cache)
-  prime     stock with a shader cache, a module cache and a CUDA cache, all empty
+  prime     twice, stock with empty caches that the warm configurations then use:
+            a shader cache and a CUDA cache for warm; the same plus a module
+            cache for warm_all (a session with a module cache has other
+            options, so its shader-cache entries never match one without)
 then, in rounds (configurations interleaved so that drift hits all alike):
   cold       stock, fresh CUDA_CACHE_PATH, no shader cache               (a)
-  cuda_warm  stock, only the CUDA cache from prime
-  warm       stock, shader_cache_path and CUDA cache from prime          (b)
-  warm_all   warm plus slangpy's module_cache_path from prime            (b+)
+  cuda_warm  stock, only the CUDA cache that warm's prime filled
+  warm       stock, shader_cache_path and CUDA cache from its prime      (b)
+  warm_all   shader, module_cache_path and CUDA caches from its prime    (b+)
   spreplay   SLANGPY_KERNELS=archive (strict), fresh CUDA cache          (c)
-  spreplay_module_cache  spreplay plus the module cache from prime (not
+  spreplay_module_cache  spreplay plus warm_all's module cache (not
              strict: it reports what it served)
 Every run's outputs must be bit-identical to the cold run's.
 
@@ -98,8 +101,12 @@ class WorkloadBench:
         self.dir = space.fresh(name)
         self.trace = self.dir / "trace.capnp"
         self.archive = self.dir / "kernels.sprk"
-        self.caches = {"shader": self.dir / "shader-cache", "module": self.dir / "module-cache",
-                       "cuda": self.dir / "cuda-cache"}
+        # The caches each warm configuration runs with, filled by its own prime run.
+        self.warm_caches = {
+            "warm": {"shader": self.dir / "warm-shader-cache", "cuda": self.dir / "warm-cuda-cache"},
+            "warm_all": {"shader": self.dir / "all-shader-cache", "module": self.dir / "all-module-cache",
+                         "cuda": self.dir / "all-cuda-cache"},
+        }
         self.result: dict[str, Any] = {"app": str(app.relative_to(ROOT)), "rounds": []}
 
     def run(self, label: str, env: dict[str, str]) -> dict[str, Any]:
@@ -128,14 +135,17 @@ class WorkloadBench:
             "arches": sorted({arch for k in kernels for arch in k["sassSeconds"]}),
         }
 
-        for cache in self.caches.values():
-            cache.mkdir(exist_ok=True)
-        self.result["prime"] = self.run("prime", self.warm_env(with_module_cache=True))
+        self.result["prime"] = {}
+        for config, caches in self.warm_caches.items():
+            for cache in caches.values():
+                cache.mkdir(exist_ok=True)
+            self.result["prime"][config] = self.run(f"prime-{config}", self.warm_env(config))
 
-    def warm_env(self, with_module_cache: bool) -> dict[str, str]:
-        env = {"CUDA_CACHE_PATH": str(self.caches["cuda"]), "SPREPLAY_BENCH_SHADER_CACHE": str(self.caches["shader"])}
-        if with_module_cache:
-            env["SPREPLAY_BENCH_MODULE_CACHE"] = str(self.caches["module"])
+    def warm_env(self, config: str) -> dict[str, str]:
+        caches = self.warm_caches[config]
+        env = {"CUDA_CACHE_PATH": str(caches["cuda"]), "SPREPLAY_BENCH_SHADER_CACHE": str(caches["shader"])}
+        if "module" in caches:
+            env["SPREPLAY_BENCH_MODULE_CACHE"] = str(caches["module"])
         return env
 
     def config_env(self, config: str) -> dict[str, str]:
@@ -143,16 +153,14 @@ class WorkloadBench:
         if config == "cold":
             return fresh_cuda
         if config == "cuda_warm":
-            return {"CUDA_CACHE_PATH": str(self.caches["cuda"])}
-        if config == "warm":
-            return self.warm_env(with_module_cache=False)
-        if config == "warm_all":
-            return self.warm_env(with_module_cache=True)
+            return {"CUDA_CACHE_PATH": str(self.warm_caches["warm"]["cuda"])}
+        if config in self.warm_caches:
+            return self.warm_env(config)
         serve = {"SLANGPY_KERNELS": str(self.archive), "SLANGPY_KERNELS_SUMMARY": "1"}
         if config == "spreplay":
             return {**fresh_cuda, **serve, "SLANGPY_KERNELS_STRICT": "1"}
         if config == "spreplay_module_cache":
-            return {**fresh_cuda, **serve, "SPREPLAY_BENCH_MODULE_CACHE": str(self.caches["module"])}
+            return {**fresh_cuda, **serve, "SPREPLAY_BENCH_MODULE_CACHE": str(self.warm_caches["warm_all"]["module"])}
         raise ValueError(config)
 
     def measure_round(self) -> None:
@@ -161,18 +169,22 @@ class WorkloadBench:
             measured[config] = self.run(config, self.config_env(config))
             measured[config]["outputs_identical_to_cold"] = identical(self.dir / "cold.npz", self.dir / f"{config}.npz")
         if not self.result["rounds"]:
-            for step in ("record", "prime"):
-                self.result[step]["outputs_identical_to_cold"] = identical(self.dir / "cold.npz",
-                                                                           self.dir / f"{step}.npz")
+            self.result["record"]["outputs_identical_to_cold"] = identical(self.dir / "cold.npz",
+                                                                           self.dir / "record.npz")
+            for config, prime in self.result["prime"].items():
+                prime["outputs_identical_to_cold"] = identical(self.dir / "cold.npz", self.dir / f"prime-{config}.npz")
         self.result["rounds"].append(measured)
 
 
 def system_info(commit: str | None) -> dict[str, Any]:
     import slangpy
 
-    smi = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
-                         capture_output=True, text=True)
-    gpu, _, driver = smi.stdout.strip().splitlines()[0].partition(", ") if smi.returncode == 0 else ("?", "", "?")
+    gpu, driver = "?", "?"
+    if shutil.which("nvidia-smi"):
+        smi = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
+                             capture_output=True, text=True)
+        if smi.returncode == 0 and smi.stdout.strip():
+            gpu, _, driver = smi.stdout.strip().splitlines()[0].partition(", ")
     spreplay_version = subprocess.run([sys.executable, "-m", "spreplay", "version"], capture_output=True, text=True)
     return {
         "date": time.strftime("%Y-%m-%d"),

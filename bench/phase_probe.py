@@ -49,6 +49,7 @@ class SlangCall:
     kind: str  # "front_end" | "link" | "pipeline_object"
     seconds: float
     module_name: str = ""
+    from_source: bool = False
 
 
 @dataclass
@@ -80,7 +81,8 @@ class Probe:
     def note_slang_call(self, call: SlangCall) -> None:
         if self.building is not None:
             self.building.slang_calls.append(call)
-            if call.kind == "front_end":
+            # slangpy names each wrapper module by the hash it labels the program with.
+            if call.kind == "front_end" and call.from_source and not self.building.program_hash:
                 self.building.program_hash = call.module_name
         else:
             self.app_slang_calls.append(call)
@@ -94,12 +96,12 @@ class Probe:
         return {f.name: plain(getattr(self, f.name)) for f in fields(self) if f.name not in ("building", "devices")}
 
 
-def _timed(probe: Probe, kind: str, original: Callable[..., Any]) -> Callable[..., Any]:
+def _timed(probe: Probe, kind: str, original: Callable[..., Any], from_source: bool = False) -> Callable[..., Any]:
     def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
         start = time.perf_counter()
         result = original(self, *args, **kwargs)
         name = args[0] if kind == "front_end" and args and isinstance(args[0], str) else ""
-        probe.note_slang_call(SlangCall(kind, time.perf_counter() - start, name))
+        probe.note_slang_call(SlangCall(kind, time.perf_counter() - start, name, from_source))
         return result
 
     return wrapper
@@ -181,7 +183,7 @@ def main() -> None:
     probe = Probe(float(spawned) if spawned else None, PROBE_START, SLANGPY_IMPORTED)
     for owner in (spy.SlangSession, spy.Device):
         owner.load_module = _timed(probe, "front_end", owner.load_module)
-        owner.load_module_from_source = _timed(probe, "front_end", owner.load_module_from_source)
+        owner.load_module_from_source = _timed(probe, "front_end", owner.load_module_from_source, from_source=True)
     spy.SlangSession.link_program = _timed(probe, "link", spy.SlangSession.link_program)
     spy.Device.create_compute_pipeline = _timed(probe, "pipeline_object", spy.Device.create_compute_pipeline)
     _patch_call_data_build(probe)

@@ -30,6 +30,16 @@ CONFIG_LABELS = {
 PHASE_COLORS = ["#9e9e9e", "#4e79a7", "#f28e2b", "#edc948", "#e15759", "#76b7b2", "#d3d3d3"]
 
 
+def config_labels(data: dict[str, Any]) -> dict[str, str]:
+    """CONFIG_LABELS, marked where a warm configuration never hit its shader cache."""
+    labels = {}
+    for config in data["configs"]:
+        runs = [r[config] for w in data["workloads"].values() for r in w.get("rounds", []) if config in r]
+        missed = config in ("warm", "warm_all") and runs and all(run["shader_cache_hits"] == 0 for run in runs)
+        labels[config] = CONFIG_LABELS[config] + (" [shader cache missed]" if missed else "")
+    return labels
+
+
 def median_of(rounds: list[dict[str, Any]], config: str, metric: Callable[[dict[str, Any]], float | None]) -> float:
     values = [v for r in rounds if config in r and (v := metric(r[config])) is not None]
     return statistics.median(values) if values else float("nan")
@@ -43,6 +53,7 @@ class Report:
     def __init__(self, data: dict[str, Any]) -> None:
         self.data = data
         self.configs: list[str] = data["configs"]
+        self.labels = config_labels(data)
         self.workloads = {name: w for name, w in data["workloads"].items() if w.get("rounds")}
         # Ratios against spreplay, for the stock configurations that were measured.
         self.ratio_configs = [c for c in ("cold", "warm", "warm_all") if c in self.configs and "spreplay" in self.configs]
@@ -107,7 +118,7 @@ class Report:
         if synthetic and "spreplay" in self.configs:
             ready = {c: self.ready(synthetic["rounds"], c) for c in self.configs}
             self.add("Same run, slangpy on the synthetic workload (device ready to all first results): " + ", ".join(
-                f"{CONFIG_LABELS[c]} {fmt_s(v)} s" for c, v in ready.items()) + ".", "")
+                f"{self.labels[c]} {fmt_s(v)} s" for c, v in ready.items()) + ".", "")
 
     def headline(self) -> None:
         self.add("## Device ready to the first result of every call site (s)", "")
@@ -119,14 +130,17 @@ class Report:
             identical = all(run["outputs_identical_to_cold"] for rnd in r for run in rnd.values())
             ratios = [f"{self.ready(r, c) / spreplay:.1f}x" for c in self.ratio_configs]
             rows.append([name, str(r[0]["cold"]["call_sites"]), *cells, *ratios, "yes" if identical else "**no**"])
-        self.table(["workload", "call sites", *(CONFIG_LABELS[c] for c in self.configs),
-                    *(f"{CONFIG_LABELS[c].split()[0]} / (c)" for c in self.ratio_configs), "outputs bit-identical"],
+        self.table(["workload", "call sites", *(self.labels[c] for c in self.configs),
+                    *(f"{self.labels[c].split()[0]} / (c)" for c in self.ratio_configs), "outputs bit-identical"],
                    rows)
         served = [f"{name}: {median_of(w['rounds'], c, lambda run: run.get('spreplay_served')):.0f} of "
                   f"{w['rounds'][0][c]['call_sites']}" for name, w in self.workloads.items()
                   for c in ("spreplay_module_cache",) if c in w["rounds"][0]]
         if served:
             self.add(f"Kernels served in (c+), which is not strict: {'; '.join(served)}.", "")
+        if any("shader cache missed" in label for label in self.labels.values()):
+            self.add("[shader cache missed]: no call site of that configuration hit the shader cache in any round, "
+                     "so it compiled everything; see the phase tables.", "")
 
     def device_ready(self) -> None:
         self.add("## Process start to device ready (s)", "",
@@ -139,7 +153,7 @@ class Report:
                                  for c in self.configs),
                          fmt_s(median_of(r, "cold", lambda run: run["import_slangpy_s"])),
                          fmt_s(median_of(r, "cold", lambda run: run["device_create_s"]))])
-        self.table(["workload", *(CONFIG_LABELS[c] for c in self.configs), "of which import slangpy (cold)",
+        self.table(["workload", *(self.labels[c] for c in self.configs), "of which import slangpy (cold)",
                     "device creation (cold)"], rows)
 
     def phases(self) -> None:
@@ -152,7 +166,7 @@ class Report:
             rows = []
             for config in self.configs:
                 medians = {p: median_of(r, config, lambda run, p=p: run["phases_s"][p]) for p in PHASES}
-                rows.append([CONFIG_LABELS[config], *(fmt_s(medians[p]) for p in PHASES),
+                rows.append([self.labels[config], *(fmt_s(medians[p]) for p in PHASES),
                              PHASE_LABELS[dominant_phase(medians)]])
             self.add(f"### {name}", "")
             self.table(["configuration", *(PHASE_LABELS[p] for p in PHASES), "dominant"], rows)
@@ -162,7 +176,7 @@ class Report:
                  "Passes after the first, in the same processes; these must not differ between configurations.", "")
         rows = [[name, *(f"{median_of(w['rounds'], c, lambda run: run['steady_ms_per_pass']):.2f}"
                          for c in self.configs)] for name, w in self.workloads.items()]
-        self.table(["workload", *(CONFIG_LABELS[c] for c in self.configs)], rows)
+        self.table(["workload", *(self.labels[c] for c in self.configs)], rows)
 
     def record_and_compile(self) -> None:
         self.add("## Recording and compiling", "")
@@ -213,6 +227,7 @@ def plot(data: dict[str, Any], path: Path) -> None:
 
     workloads = {name: w for name, w in data["workloads"].items() if w.get("rounds")}
     configs = data["configs"]
+    labels = config_labels(data)
     fig, axes = plt.subplots(len(workloads), 1, figsize=(10, 1.3 + 0.3 * len(configs) * len(workloads)), squeeze=False)
     for ax, (name, w) in zip(axes[:, 0], workloads.items()):
         left = [0.0] * len(configs)
@@ -222,7 +237,7 @@ def plot(data: dict[str, Any], path: Path) -> None:
             left = [a + b for a, b in zip(left, widths)]
         for y, x in enumerate(left):
             ax.text(x, y, f" {x:.2f} s", va="center", fontsize=8)
-        ax.set_yticks(range(len(configs)), [CONFIG_LABELS[c] for c in configs], fontsize=8)
+        ax.set_yticks(range(len(configs)), [labels[c] for c in configs], fontsize=8)
         ax.invert_yaxis()
         ax.set_xlim(0, max(left) * 1.15)
         ax.set_title(f"{name} ({w['rounds'][0]['cold']['call_sites']} call sites)", fontsize=9, loc="left")
@@ -232,7 +247,7 @@ def plot(data: dict[str, Any], path: Path) -> None:
     fig.legend(handles, labels, loc="upper center", ncol=4, fontsize=8, frameon=False)
     system = data["system"]
     fig.suptitle(f"{system['gpu']}, {system['date']}, commit {system['commit']}", fontsize=8, y=0.005, va="bottom")
-    fig.tight_layout(rect=(0, 0.02, 1, 0.93))
+    fig.tight_layout(rect=(0, 0.02, 1, 0.95))
     fig.savefig(path, dpi=130)
 
 
