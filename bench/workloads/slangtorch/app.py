@@ -23,13 +23,9 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 SYNTHETIC = HERE.parent / "synthetic"
 sys.path.insert(0, str(SYNTHETIC))
-from references import f64, mlp_init, mlp_ref, softmax_ref, wave_net_ref  # noqa: E402
+from references import (  # noqa: E402
+    DIST_TARGET, FIT_PARAMS, N, NB, WAVE_WIDTHS_BWDS, f64, make_inputs, softmax_ref, wave_net_ref)
 
-# The same sizes as the slangpy app.
-
-N = 4096
-NB = 1024
-HEAVY_MLPS = [(3, 45, 5, 3), (4, 64, 4, 4), (8, 32, 6, 2), (2, 48, 5, 1), (6, 40, 5, 6)]
 BLOCK = 256
 
 
@@ -73,82 +69,65 @@ def main() -> int:
     m = slangtorch.loadModule(str(args.kernels), includePaths=[str(SYNTHETIC)], cudaFastMath=False)
     timing["load_module_s"] = time.perf_counter() - start
 
-    rng = np.random.default_rng(30)
     cuda = lambda a: torch.from_numpy(np.ascontiguousarray(a)).cuda()  # noqa: E731
-    a, b, c = (rng.standard_normal(N).astype(np.float32) for _ in range(3))
-    v3a, v3b = (rng.standard_normal((N, 3)).astype(np.float32) for _ in range(2))
-    t = rng.uniform(0.0, 1.0, N).astype(np.float32)
-    ua, ub = (rng.integers(0, 1 << 31, N, dtype=np.uint32) for _ in range(2))
-    ia, ib, ic = (rng.integers(-2000, 2000, N, dtype=np.int32) for _ in range(3))
-    xb = rng.uniform(-1.0, 1.0, NB).astype(np.float32)
-    coeffs3 = np.array([0.5, -1.0, 0.25], dtype=np.float32)
-    coeffs6 = np.array([0.1, -0.2, 0.3, -0.4, 0.5, -0.6], dtype=np.float32)
-    mats = {(n, k): (rng.standard_normal((n, k)).astype(np.float32), rng.standard_normal((NB, k)).astype(np.float32))
-            for n, k in [(2, 3), (3, 4), (4, 4)]}
-    logits4 = rng.standard_normal((NB, 4)).astype(np.float32)
-    logits10 = rng.standard_normal((NB, 10)).astype(np.float32)
-    rows32 = rng.standard_normal((NB, 32)).astype(np.float32)
-    mlps = []
-    for dims in HEAVY_MLPS:
-        params, layers = mlp_init(rng, *dims)
-        x = rng.uniform(-1.0, 1.0, (NB, dims[0])).astype(np.float32)
-        mlps.append((dims, cuda(params), cuda(x), mlp_ref(layers, x)))
-    fit_p = np.array([1.5, 2.0, -0.5, 0.25], dtype=np.float32)
-    target = np.array([0.5, -0.25, 1.0], dtype=np.float32)
-    ta, tb, tc, tv3a, tv3b, tt = map(cuda, (a, b, c, v3a.ravel(), v3b.ravel(), t))
+    inp = make_inputs()
+    a, b, v3a, v3b, t, ua, ub, ia, ib, ic, xb = (inp.a, inp.b, inp.v3a, inp.v3b, inp.t, inp.ua, inp.ub, inp.ia,
+                                                 inp.ib, inp.ic, inp.xb)
+    mlps = [(dims, cuda(params), cuda(x), ref) for dims, params, x, ref in inp.mlps]
+    fit_p, target = FIT_PARAMS, DIST_TARGET
+    ta, tb, tv3a, tv3b, tt = map(cuda, (a, b, v3a.ravel(), v3b.ravel(), t))
     tua, tub = cuda(ua.view(np.int32)), cuda(ub.view(np.int32))
     tia, tib, tic, txb = map(cuda, (ia, ib, ic, xb))
     x64 = f64(xb)
 
-    def launch(kernel: Callable, n: int, **tensors) -> None:
+    def run(name: str, kernel: Callable, n: int, result_size: int, ref: np.ndarray, rtol: float = 1e-5,
+            atol: float = 1e-5, result_dtype=torch.float32, **tensors) -> None:
+        """Launch `kernel` over n threads into a fresh result tensor, passed as
+        the parameter named in `tensors` by None, and compare it with `ref`."""
+        result = torch.zeros(result_size, dtype=result_dtype, device="cuda")
+        (result_name,) = [key for key, value in tensors.items() if value is None]
+        tensors[result_name] = result
         kernel(**tensors, n=n).launchRaw(blockSize=(BLOCK, 1, 1), gridSize=((n + BLOCK - 1) // BLOCK, 1, 1))
-
-    def out(*shape: int, dtype=torch.float32):
-        return torch.zeros(*shape, dtype=dtype, device="cuda")
+        check(name, result, ref, rtol, atol)
 
     def one_pass() -> None:
-        r = out(N); launch(m.k_add, N, a=ta, b=tb, r=r); check("add", r, f64(a) + f64(b))  # noqa: E702
-        r = out(N); launch(m.k_saxpy, N, s=2.5, x=ta, y=tb, r=r); check("saxpy", r, 2.5 * f64(a) + f64(b))  # noqa: E702
-        r = out(N); launch(m.k_clamp01, N, a=ta, r=r); check("clamp01", r, np.clip(f64(a), 0, 1))  # noqa: E702
-        r = out(N); launch(m.k_sigmoid, N, a=ta, r=r); check("sigmoid", r, 1 / (1 + np.exp(-f64(a))))  # noqa: E702
-        r = out(N); launch(m.k_length3, N, v=tv3a, r=r)
-        check("length3", r, np.linalg.norm(f64(v3a), axis=1))
-        r = out(N); launch(m.k_dot3, N, a=tv3a, b=tv3b, r=r); check("dot3", r, (f64(v3a) * f64(v3b)).sum(1))  # noqa: E702
-        r = out(N * 3); launch(m.k_lerp3, N, a=tv3a, b=tv3b, t=tt, r=r)
-        check("lerp3", r, f64(v3a) + (f64(v3b) - f64(v3a)) * f64(t)[:, None])
-        r = out(N, dtype=torch.int32); launch(m.k_mix_bits, N, a=tua, b=tub, r=r)
+        run("add", m.k_add, N, N, f64(a) + f64(b), a=ta, b=tb, r=None)
+        run("saxpy", m.k_saxpy, N, N, 2.5 * f64(a) + f64(b), s=2.5, x=ta, y=tb, r=None)
+        run("clamp01", m.k_clamp01, N, N, np.clip(f64(a), 0, 1), a=ta, r=None)
+        run("sigmoid", m.k_sigmoid, N, N, 1 / (1 + np.exp(-f64(a))), a=ta, r=None)
+        run("length3", m.k_length3, N, N, np.linalg.norm(f64(v3a), axis=1), v=tv3a, r=None)
+        run("dot3", m.k_dot3, N, N, (f64(v3a) * f64(v3b)).sum(1), a=tv3a, b=tv3b, r=None)
+        run("lerp3", m.k_lerp3, N, N * 3, f64(v3a) + (f64(v3b) - f64(v3a)) * f64(t)[:, None], a=tv3a, b=tv3b,
+            t=tt, r=None)
         bits = (((ua ^ ub).astype(np.uint64) + ((ua & ub).astype(np.uint64) << 1)) & 0xFFFFFFFF).astype(np.uint32)
-        check("mix_bits", r, bits.view(np.int32), rtol=0, atol=0)
-        r = out(N, dtype=torch.int32); launch(m.k_int_mad, N, a=tia, b=tib, c=tic, r=r)
-        check("int_mad", r, ia * ib + ic, rtol=0, atol=0)
+        run("mix_bits", m.k_mix_bits, N, N, bits.view(np.int32), 0, 0, torch.int32, a=tua, b=tub, r=None)
+        run("int_mad", m.k_int_mad, N, N, ia * ib + ic, 0, 0, torch.int32, a=tia, b=tib, c=tic, r=None)
 
-        r = out(NB); launch(m.k_poly3, NB, c=cuda(coeffs3), x=txb, r=r); check("poly3", r, np.polyval(f64(coeffs3), x64))  # noqa: E702
-        r = out(NB); launch(m.k_poly6, NB, c=cuda(coeffs6), x=txb, r=r); check("poly6", r, np.polyval(f64(coeffs6), x64))  # noqa: E702
-        for (n, k), (mat, vec) in mats.items():
-            r = out(NB * n)
-            launch(getattr(m, f"k_matvec_{n}_{k}"), NB, m=cuda(mat.ravel()), v=cuda(vec.ravel()), r=r)
-            check(f"matvec<{n}, {k}>", r, f64(vec) @ f64(mat).T)
-        r = out(NB * 4); launch(m.k_softmax4, NB, x=cuda(logits4.ravel()), r=r); check("softmax4", r, softmax_ref(logits4))  # noqa: E702
-        r = out(NB * 10); launch(m.k_softmax10, NB, x=cuda(logits10.ravel()), r=r)
-        check("softmax10", r, softmax_ref(logits10))
-        r = out(NB); launch(m.k_reduce_max32, NB, x=cuda(rows32.ravel()), r=r); check("reduce_max32", r, rows32.max(1), 0, 0)  # noqa: E702
-        r = out(NB); launch(m.k_wave_net64, NB, x=txb, r=r); check("wave_net64", r, wave_net_ref(64, xb)[0])  # noqa: E702
-        r = out(NB); launch(m.k_wave_net32, NB, x=txb, r=r); check("wave_net32", r, wave_net_ref(32, xb)[0])  # noqa: E702
+        run("poly3", m.k_poly3, NB, NB, np.polyval(f64(inp.coeffs3), x64), c=cuda(inp.coeffs3), x=txb, r=None)
+        run("poly6", m.k_poly6, NB, NB, np.polyval(f64(inp.coeffs6), x64), c=cuda(inp.coeffs6), x=txb, r=None)
+        for (n, k), (mat, vec) in inp.matvecs.items():
+            run(f"matvec<{n}, {k}>", getattr(m, f"k_matvec_{n}_{k}"), NB, NB * n, f64(vec) @ f64(mat).T,
+                m=cuda(mat.ravel()), v=cuda(vec.ravel()), r=None)
+        run("softmax4", m.k_softmax4, NB, NB * 4, softmax_ref(inp.logits4), x=cuda(inp.logits4.ravel()), r=None)
+        run("softmax10", m.k_softmax10, NB, NB * 10, softmax_ref(inp.logits10), x=cuda(inp.logits10.ravel()),
+            r=None)
+        run("reduce_max32", m.k_reduce_max32, NB, NB, inp.rows32.max(1), 0, 0, x=cuda(inp.rows32.ravel()), r=None)
+        run("wave_net64", m.k_wave_net64, NB, NB, wave_net_ref(64, xb)[0], x=txb, r=None)
+        run("wave_net32", m.k_wave_net32, NB, NB, wave_net_ref(32, xb)[0], x=txb, r=None)
 
         for dims, params, x, ref in mlps:
-            r = out(NB * dims[3])
-            launch(getattr(m, "k_mlp_" + "_".join(map(str, dims))), NB, p=params, x=x.ravel(), y=r)
-            check(f"mlp{dims}", r, ref, rtol=1e-4, atol=2e-5)
+            run(f"mlp{dims}", getattr(m, "k_mlp_" + "_".join(map(str, dims))), NB, NB * dims[3], ref, 1e-4, 2e-5,
+                p=params, x=x.ravel(), y=None)
 
-        r = out(NB); launch(m.k_softplus_bwd, NB, x=txb, dx=r); check("softplus.bwd", r, 1 / (1 + np.exp(-x64)))  # noqa: E702
-        r = out(NB * 3); launch(m.k_dist2_bwd, NB, a=cuda(v3a[:NB].ravel()), b=cuda(target), da=r)
-        check("dist2.bwd", r, 2.0 * (f64(v3a[:NB]) - f64(target)))
-        r = out(NB); launch(m.k_fit_model_bwd, NB, params=cuda(fit_p), x=txb, dx=r)
+        run("softplus.bwd", m.k_softplus_bwd, NB, NB, 1 / (1 + np.exp(-x64)), x=txb, dx=None)
+        run("dist2.bwd", m.k_dist2_bwd, NB, NB * 3, 2.0 * (f64(v3a[:NB]) - f64(target)), a=cuda(v3a[:NB].ravel()),
+            b=cuda(target), da=None)
         th = np.tanh(fit_p[1] * x64)
-        check("fit_model.bwd", r, fit_p[0] * fit_p[1] * (1.0 - th * th) + fit_p[2], rtol=1e-4)
-        for width in (16, 64, 128):
-            r = out(NB); launch(getattr(m, f"k_wave_net{width}_bwd"), NB, x=txb, dx=r)
-            check(f"wave_net{width}.bwd", r, wave_net_ref(width, xb)[1], rtol=1e-4)
+        run("fit_model.bwd", m.k_fit_model_bwd, NB, NB, fit_p[0] * fit_p[1] * (1.0 - th * th) + fit_p[2], 1e-4,
+            params=cuda(fit_p), x=txb, dx=None)
+        for width in WAVE_WIDTHS_BWDS:
+            run(f"wave_net{width}.bwd", getattr(m, f"k_wave_net{width}_bwd"), NB, NB, wave_net_ref(width, xb)[1],
+                1e-4, x=txb, dx=None)
 
     try:
         start = time.perf_counter()
