@@ -73,8 +73,16 @@ class Workspace:
         return path
 
 
+def inherited_environment() -> dict[str, str]:
+    """This process's environment minus spreplay's own variables, which each
+    configuration sets for itself."""
+    return {k: v for k, v in os.environ.items()
+            if not k.startswith(("SLANGPY_RECORD", "SLANGPY_KERNELS", "SPREPLAY_"))}
+
+
 def probed_run(app: Path, env: dict[str, str], out_npz: Path, probe_json: Path, repeat: int) -> dict[str, Any]:
-    env = {**os.environ, "SPREPLAY_SAMPLE_DEVICE": "cuda", "SPREPLAY_BENCH_PROBE": str(probe_json), **env}
+    env = {**inherited_environment(), "SPREPLAY_SAMPLE_DEVICE": "cuda", "SPREPLAY_BENCH_PROBE": str(probe_json),
+           **env}
     env["SPREPLAY_BENCH_T0"] = repr(time.time())
     start = time.perf_counter()
     proc = subprocess.run([sys.executable, str(PROBE), str(app), "--repeat", str(repeat), "--out", str(out_npz)],
