@@ -35,11 +35,13 @@ gpu-test: setup
 # caches) against spreplay, per phase; slangtorch too where it is installed.
 # Writes build/bench/cold_start.json, cold-start.md and cold-start.png; commit
 # them under bench/results/ and docs/.
+# The report is rendered from whatever was measured, also when a run failed;
+# the exit status is the benchmark's. Without matplotlib there is no plot.
 bench: setup
-	@.venv/bin/python -m pip install -q matplotlib
-	@.venv/bin/python bench/cold_start.py --out build/bench --slangtorch
-	@.venv/bin/python bench/render_report.py build/bench/cold_start.json \
-	  --markdown build/bench/cold-start.md --plot build/bench/cold-start.png
+	@.venv/bin/python -c "import matplotlib" 2>/dev/null || .venv/bin/python -m pip install -q matplotlib || true
+	@status=0; .venv/bin/python bench/cold_start.py --out build/bench --slangtorch || status=$$?; \
+	  .venv/bin/python bench/render_report.py build/bench/cold_start.json \
+	    --markdown build/bench/cold-start.md --plot build/bench/cold-start.png && exit $$status
 
 # Needs a CUDA GPU. Re-records the samples (the traces are the H200 fixtures).
 bench-record: setup

@@ -73,16 +73,25 @@ class Workspace:
         return path
 
 
-def inherited_environment() -> dict[str, str]:
-    """This process's environment minus spreplay's own variables, which each
-    configuration sets for itself."""
-    return {k: v for k, v in os.environ.items()
-            if not k.startswith(("SLANGPY_RECORD", "SLANGPY_KERNELS", "SPREPLAY_"))}
+# Variables that would change what a configuration measures: spreplay's own
+# (each configuration sets those it needs), the sample apps' device choice, and
+# CUDA's cache and JIT switches (each configuration sets CUDA_CACHE_PATH).
+_CONTROLLED_VARIABLES = ("SLANGPY_RECORD", "SLANGPY_KERNELS", "SPREPLAY_BENCH_", "SPREPLAY_SAMPLE_",
+                         "SPREPLAY_VERBOSE", "SLANGPY_DEVICE_TYPE_OVERRIDE", "CUDA_CACHE_", "CUDA_DISABLE_PTX_JIT")
+
+
+def clean_environment(**overrides: str) -> dict[str, str]:
+    """The environment of every process the benchmark starts."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(_CONTROLLED_VARIABLES)}
+    env.update(overrides)
+    return env
 
 
 def probed_run(app: Path, env: dict[str, str], out_npz: Path, probe_json: Path, repeat: int) -> dict[str, Any]:
-    env = {**inherited_environment(), "SPREPLAY_SAMPLE_DEVICE": "cuda", "SPREPLAY_BENCH_PROBE": str(probe_json),
-           **env}
+    # A run that dies before writing must not be read as the previous run's result.
+    out_npz.unlink(missing_ok=True)
+    probe_json.unlink(missing_ok=True)
+    env = clean_environment(SPREPLAY_SAMPLE_DEVICE="cuda", SPREPLAY_BENCH_PROBE=str(probe_json), **env)
     env["SPREPLAY_BENCH_T0"] = repr(time.time())
     start = time.perf_counter()
     proc = subprocess.run([sys.executable, str(PROBE), str(app), "--repeat", str(repeat), "--out", str(out_npz)],
@@ -90,15 +99,23 @@ def probed_run(app: Path, env: dict[str, str], out_npz: Path, probe_json: Path, 
     wall = time.perf_counter() - start
     if proc.returncode != 0:
         raise RunFailed(f"{app.parent.name} exited with {proc.returncode}:\n{proc.stdout[-2500:]}\n{proc.stderr[-2500:]}")
-    result = summarize_run(json.loads(probe_json.read_text()), proc.stdout, proc.stderr)
+    try:
+        probe = json.loads(probe_json.read_text())
+        result = summarize_run(probe, proc.stdout, proc.stderr)
+    except (OSError, ValueError) as error:  # json.JSONDecodeError is a ValueError
+        raise RunFailed(f"{app.parent.name}: no usable probe output ({error}):\n{proc.stderr[-2500:]}") from error
     result["wall_s"] = wall
     result["warnings"] = [line for line in proc.stderr.splitlines() if line.startswith("spreplay:")][:10]
     return result
 
 
 def identical(a: Path, b: Path) -> bool:
+    """Bit for bit: -0.0 differs from 0.0 and a NaN equals the same NaN."""
     with np.load(a) as left, np.load(b) as right:
-        return sorted(left.files) == sorted(right.files) and all(np.array_equal(left[k], right[k]) for k in left.files)
+        if sorted(left.files) != sorted(right.files):
+            return False
+        return all(left[k].dtype == right[k].dtype and left[k].shape == right[k].shape
+                   and left[k].tobytes() == right[k].tobytes() for k in left.files)
 
 
 class WorkloadBench:
@@ -128,7 +145,8 @@ class WorkloadBench:
         report = self.dir / "compile-report.json"
         start = time.perf_counter()
         proc = subprocess.run([sys.executable, "-m", "spreplay", "compile", str(self.trace), "-o", str(self.archive),
-                               "--no-cache", "--report", str(report)], capture_output=True, text=True)
+                               "--no-cache", "--report", str(report)], env=clean_environment(), capture_output=True,
+                              text=True)
         if proc.returncode != 0:
             raise RunFailed(f"spreplay compile failed:\n{proc.stderr[-3000:]}")
         kernels = json.loads(report.read_text())["kernels"]
@@ -193,7 +211,8 @@ def system_info(commit: str | None) -> dict[str, Any]:
                              capture_output=True, text=True)
         if smi.returncode == 0 and smi.stdout.strip():
             gpu, _, driver = smi.stdout.strip().splitlines()[0].partition(", ")
-    spreplay_version = subprocess.run([sys.executable, "-m", "spreplay", "version"], capture_output=True, text=True)
+    spreplay_version = subprocess.run([sys.executable, "-m", "spreplay", "version"], env=clean_environment(),
+                                      capture_output=True, text=True)
     return {
         "date": time.strftime("%Y-%m-%d"),
         "gpu": gpu,
@@ -270,7 +289,7 @@ def main() -> int:
             save()
         round_s = time.perf_counter() - round_start
     if args.slangtorch:
-        results["slangtorch"] = measure_slangtorch(args.repeat)
+        results["slangtorch"] = measure_slangtorch(args.repeat, clean_environment())
         print(f"slangtorch: {json.dumps(results['slangtorch'])[:600]}", flush=True)
     save()
     all_identical = all(run["outputs_identical_to_cold"] for bench in ready for r in bench.result["rounds"]

@@ -57,6 +57,7 @@ class CallSiteBuild:
     function: str
     module: str
     call_mode: str
+    started: float = 0.0  # time.time()
     build_s: float = 0.0
     program_hash: str = ""
     slang_calls: list[SlangCall] = field(default_factory=list)
@@ -118,6 +119,7 @@ def _patch_call_data_build(probe: Probe) -> None:
             call_mode=str(getattr(getattr(build_info, "call_mode", None), "name", "?")),
         )
         probe.building = site
+        site.started = time.time()
         start = time.perf_counter()
         try:
             original(self, build_info, *args, **kwargs)
@@ -164,7 +166,12 @@ def _device_with_caches(original: Callable[..., Any], shader_cache: str | None, 
 
 def _read_reports(probe: Probe) -> None:
     for device in probe.devices:
-        for report in device.get_compilation_reports():
+        try:
+            reports = device.get_compilation_reports()
+        except Exception as error:  # a device the app closed: say so, keep the rest
+            print(f"phase_probe: no compilation reports from a device: {error}", file=sys.stderr)
+            continue
+        for report in reports:
             probe.reports.append({
                 "label": report["label"],
                 "compile_slang_s": report["compile_slang_time"],
@@ -195,7 +202,8 @@ def main() -> None:
             with open(out, "w") as f:
                 json.dump(probe.to_json(), f, indent=1)
 
-    # Before the app's own exit handlers close its devices.
+    # Exit handlers run last-registered first: this one runs after any the app
+    # registers and before slangpy's own, registered at import.
     atexit.register(write)
     app = sys.argv[1]
     sys.argv = sys.argv[1:]

@@ -9,6 +9,7 @@ from typing import Any
 
 TIMING = re.compile(r"setup (?P<setup>[\d.]+)s, first pass (?P<first>[\d.]+)s"
                     r"(?:.*?steady (?P<steady>[\d.]+) ms/pass)?")
+FIRST_PASS_END = re.compile(r"first pass ended at unix time (?P<end>[\d.]+)")
 SERVED = re.compile(r"spreplay: (?P<served>\d+) kernel\(s\) served from .*?, (?P<compiled>\d+) compiled")
 
 # Where the time from device ready to the last first result went, in order.
@@ -20,7 +21,7 @@ PHASE_LABELS = {
     "link": "link",
     "codegen": "codegen + NVRTC",
     "module_load": "module load / driver JIT",
-    "other": "dispatch, readback, app",
+    "other": "everything else",
 }
 
 
@@ -28,11 +29,15 @@ def _report_by_hash(reports: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     return {report["label"].split(":", 1)[0]: report for report in reports}
 
 
-def call_site_rows(probe: dict[str, Any]) -> list[dict[str, Any]]:
-    """One row per call site built, in build order, with its phases."""
+def call_site_rows(probe: dict[str, Any], built_before: float | None = None) -> list[dict[str, Any]]:
+    """One row per call site built (before `built_before`, a time.time(), if
+    given), in build order, with its phases. A call site's code is generated at
+    its first dispatch, right after its build, so its report goes with it."""
     reports = _report_by_hash(probe["reports"])
     rows = []
     for site in probe["call_sites"]:
+        if built_before is not None and site.get("started", 0.0) > built_before:
+            continue
         slang = {kind: sum(c["seconds"] for c in site["slang_calls"] if c["kind"] == kind)
                  for kind in ("front_end", "link")}
         report = reports.get(site["program_hash"], {})
@@ -58,7 +63,8 @@ def summarize_run(probe: dict[str, Any], stdout: str, stderr: str) -> dict[str, 
     timing = TIMING.search(stdout)
     if timing is None or probe.get("device_ready") is None:
         raise ValueError("the app printed no timing line or created no device")
-    rows = call_site_rows(probe)
+    end = FIRST_PASS_END.search(stdout)
+    rows = call_site_rows(probe, float(end["end"]) if end else None)
     setup_s, first_pass_s = float(timing["setup"]), float(timing["first"])
     ready_to_results = setup_s - probe["device_create_s"] + first_pass_s
     phases = {
@@ -70,6 +76,9 @@ def summarize_run(probe: dict[str, Any], stdout: str, stderr: str) -> dict[str, 
         "module_load": sum(r["module_load_s"] for r in rows),
     }
     phases["other"] = ready_to_results - sum(phases.values())
+    if phases["other"] < -0.01:
+        raise ValueError(f"the phases add up to {sum(phases.values()):.3f} s, more than the "
+                         f"{ready_to_results:.3f} s they are part of: work after the first pass was counted")
     spawned = probe["process_spawned"]
     result: dict[str, Any] = {
         "start_to_device_ready_s": probe["device_ready"] - spawned if spawned else None,
@@ -83,6 +92,7 @@ def summarize_run(probe: dict[str, Any], stdout: str, stderr: str) -> dict[str, 
         "codegen_slang_s": sum(r["codegen_slang_s"] for r in rows),
         "codegen_downstream_s": sum(r["codegen_downstream_s"] for r in rows),
         "call_sites": len(rows),
+        "call_sites_built_later": len(probe["call_sites"]) - len(rows),
         "call_sites_compiled": sum(r["compiled"] for r in rows),
         "shader_cache_hits": sum(r["shader_cache_hit"] for r in rows),
         "per_call_site": rows,

@@ -20,30 +20,42 @@ APP = ROOT / "bench" / "workloads" / "slangtorch" / "app.py"
 KERNELS = APP.parent / "kernels.slang"
 
 
-def _run(kernels: Path, repeat: int) -> dict[str, Any]:
-    env = {**os.environ, "SPREPLAY_BENCH_T0": repr(time.time())}
+def _run(kernels: Path, repeat: int, base_env: dict[str, str]) -> dict[str, Any]:
+    env = {**base_env, "SPREPLAY_BENCH_T0": repr(time.time())}
     start = time.perf_counter()
     proc = subprocess.run([sys.executable, str(APP), str(kernels), "--repeat", str(repeat)], env=env,
                           capture_output=True, text=True)
     wall = time.perf_counter() - start
-    for line in proc.stdout.splitlines():
-        if line.startswith("slangtorch-timing: "):
-            return {**json.loads(line.split(": ", 1)[1]), "wall_s": wall}
-    raise RuntimeError(f"exit {proc.returncode}:\n{proc.stdout[-2000:]}\n{proc.stderr[-3000:]}")
+    timing = [line.split(": ", 1)[1] for line in proc.stdout.splitlines() if line.startswith("slangtorch-timing: ")]
+    if proc.returncode != 0 or len(timing) != 1:
+        raise RuntimeError(f"exit {proc.returncode}:\n{proc.stdout[-2000:]}\n{proc.stderr[-3000:]}")
+    try:
+        return {**json.loads(timing[0]), "wall_s": wall}
+    except ValueError as error:
+        raise RuntimeError(f"unreadable timing line {timing[0]!r}: {error}") from error
 
 
-def measure_slangtorch(repeat: int, warm_runs: int = 2) -> dict[str, Any]:
+def _nvcc_found(env: dict[str, str]) -> bool:
+    """Where torch's extension builder looks for nvcc: CUDA_HOME, else PATH."""
+    cuda_home = env.get("CUDA_HOME")
+    if cuda_home:
+        return (Path(cuda_home) / "bin" / "nvcc").exists()
+    return shutil.which("nvcc", path=env.get("PATH")) is not None
+
+
+def measure_slangtorch(repeat: int, env: dict[str, str] | None = None, warm_runs: int = 2) -> dict[str, Any]:
     """{"available": False, "reason": ...} when slangtorch cannot run here."""
+    env = dict(os.environ) if env is None else env
     if importlib.util.find_spec("slangtorch") is None or importlib.util.find_spec("torch") is None:
         return {"available": False, "reason": "slangtorch or torch is not installed"}
-    if shutil.which("nvcc") is None and not os.environ.get("CUDA_HOME"):
-        return {"available": False, "reason": "slangtorch builds with nvcc, which is not on PATH"}
+    if not _nvcc_found(env):
+        return {"available": False, "reason": "slangtorch builds with nvcc, which is not in CUDA_HOME or on PATH"}
     work = Path(tempfile.mkdtemp(prefix="spreplay-slangtorch-"))
     kernels = work / KERNELS.name
     shutil.copy(KERNELS, kernels)
     try:
-        cold = _run(kernels, repeat)
-        warm = [_run(kernels, repeat) for _ in range(warm_runs)]
+        cold = _run(kernels, repeat, env)
+        warm = [_run(kernels, repeat, env) for _ in range(warm_runs)]
     except RuntimeError as error:
         return {"available": False, "reason": f"slangtorch run failed: {error}"}
     finally:

@@ -15,6 +15,7 @@ import textwrap
 import time
 from pathlib import Path
 
+import pytest
 from conftest import ROOT
 
 sys.path.insert(0, str(ROOT / "bench"))
@@ -70,6 +71,7 @@ def test_probe_attributes_each_call_site_and_the_apps_module_loads(tmp_path: Pat
         assert kinds == ["front_end", "link", "pipeline_object"], site
         assert len(site["program_hash"]) == 64 and all(c in "0123456789abcdef" for c in site["program_hash"])
         assert site["build_s"] >= sum(call["seconds"] for call in site["slang_calls"]) > 0
+        assert probe["device_ready"] <= site["started"]
     loaded = [call["module_name"] for call in probe["app_slang_calls"]]
     assert {"simple.slang", "generics.slang", "grads.slang"} <= set(loaded)
     assert probe["process_spawned"] < probe["probe_start"] < probe["slangpy_imported"] < probe["device_ready"]
@@ -93,3 +95,30 @@ def test_probe_gives_the_device_the_caches_it_is_told_to(tmp_path: Path) -> None
     cached = sorted(p.name for p in module_cache.rglob("*.slang-module"))
     assert {"simple.slang-module", "generics.slang-module", "grads.slang-module"} <= set(cached), cached
     assert shader_cache.is_dir()
+
+
+def synthetic_probe(started: list[float]) -> dict:
+    """A probe record of call sites built at the given times, 0.1 s each."""
+    sites = [{"function": f"f{i}", "module": "m.slang", "call_mode": "prim", "started": t, "build_s": 0.1,
+              "program_hash": f"{i:064x}", "slang_calls": [{"kind": "front_end", "seconds": 0.05}]}
+             for i, t in enumerate(started)]
+    reports = [{"label": f"{i:064x}:compute_main", "compile_slang_s": 0.2, "compile_downstream_s": 0.3,
+                "create_pipeline_s": 0.1, "entry_points_cached": [False], "pipelines_cached": [False]}
+               for i in range(len(started))]
+    return {"process_spawned": 90.0, "probe_start": 91.0, "slangpy_imported": 92.0, "device_create_s": 1.0,
+            "device_ready": 100.0, "call_sites": sites, "app_slang_calls": [], "reports": reports}
+
+
+def test_only_call_sites_of_the_first_pass_are_counted() -> None:
+    stdout = ("timing: setup 1.000s, first pass 2.000s (incl. kernel compile), steady 1.00 ms/pass over 3 passes\n"
+              "timing: first pass ended at unix time 103.000000\n")
+    run = summarize_run(synthetic_probe([101.0, 102.0, 150.0]), stdout, "")
+    assert run["call_sites"] == 2 and run["call_sites_built_later"] == 1
+    assert abs(run["phases_s"]["codegen"] - 1.0) < 1e-9
+    assert abs(run["ready_to_all_first_results_s"] - 2.0) < 1e-9
+
+
+def test_phases_beyond_the_first_pass_are_refused() -> None:
+    stdout = "timing: setup 1.000s, first pass 0.500s (incl. kernel compile)\n"
+    with pytest.raises(ValueError, match="more than"):
+        summarize_run(synthetic_probe([101.0, 102.0]), stdout, "")
