@@ -74,7 +74,9 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
-    result = measure_slangtorch(args.repeat)
+    from cold_start import clean_environment, git_commit, system_info
+
+    result = {"system": system_info(git_commit()), **measure_slangtorch(args.repeat, clean_environment())}
     (args.out / "slangtorch.json").write_text(json.dumps(result, indent=1))
     print(json.dumps(result, indent=1)[-3000:])
     return 0 if result["available"] else 1
