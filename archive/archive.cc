@@ -1,7 +1,6 @@
 #include "archive/archive.h"
 
 #include <atomic>
-#include <cstring>
 #include <limits>
 #include <utility>
 #include <vector>
@@ -10,6 +9,7 @@
 #include "archive/archive_validation.h"
 #include "archive/blob_kind.h"
 #include "capnp/serialize.h"
+#include "common/capnp_digest.h"
 #include "common/crc32c.h"
 #include "fmt/format.h"
 
@@ -37,11 +37,7 @@ capnp::ReaderOptions ServingReaderOptions() {
   return options;
 }
 
-std::string KeyHex(schema::KernelEntry::Reader entry) {
-  Digest key;
-  std::memcpy(key.bytes.data(), entry.getKey().begin(), key.bytes.size());
-  return key.ToHex();
-}
+std::string KeyHex(schema::KernelEntry::Reader entry) { return HexOf(entry.getKey()); }
 
 }  // namespace
 

@@ -11,6 +11,7 @@
 #include "archive/blob_kind.h"
 #include "capnp/message.h"
 #include "capnp/serialize.h"
+#include "common/capnp_digest.h"
 #include "common/crc32c.h"
 #include "common/fmt_absl.h"
 #include "fmt/format.h"
@@ -31,11 +32,6 @@ struct BlobLayout {
   std::vector<std::pair<uint64_t, std::span<const std::byte>>> writes;
   uint64_t end = kArchiveHeaderSize;
 };
-
-capnp::Data::Reader AsData(const Digest& digest) {
-  return capnp::Data::Reader(reinterpret_cast<const kj::byte*>(digest.bytes.data()),
-                             digest.bytes.size());
-}
 
 // Cap'n Proto's text setters want a NUL-terminated string; std::string provides one.
 kj::StringPtr AsText(const std::string& text) { return kj::StringPtr(text.c_str(), text.size()); }
@@ -83,15 +79,15 @@ void FillCallSite(const KernelCallSite& call_site, schema::CallSite::Builder out
 
 void FillEntry(const KernelMetadata& metadata, const std::vector<KernelBinary>& binaries,
                BlobLayout& layout, schema::KernelEntry::Builder out) {
-  out.setKey(AsData(metadata.key));
+  out.setKey(DataOf(metadata.key));
   FillCallSite(metadata.call_site, out.initCallSite());
   auto manifest = out.initManifest(static_cast<unsigned>(metadata.manifest.size()));
   for (size_t i = 0; i < metadata.manifest.size(); ++i) {
-    manifest[i].setDigest(AsData(metadata.manifest[i].digest));
+    manifest[i].setDigest(DataOf(metadata.manifest[i].digest));
     manifest[i].setPath(AsText(metadata.manifest[i].recorded_path));
   }
-  out.setSessionDigest(AsData(metadata.session_digest));
-  out.setProgramDigest(AsData(metadata.program_digest));
+  out.setSessionDigest(DataOf(metadata.session_digest));
+  out.setProgramDigest(DataOf(metadata.program_digest));
   auto sass_arches = out.initSassArches(static_cast<unsigned>(metadata.sass_arches.size()));
   for (size_t i = 0; i < metadata.sass_arches.size(); ++i)
     sass_arches.set(i, metadata.sass_arches[i]);
@@ -114,7 +110,7 @@ void FillEntry(const KernelMetadata& metadata, const std::vector<KernelBinary>& 
     blobs[i].setOffset(placement->second.offset);
     blobs[i].setSize(bytes.size());
     blobs[i].setCrc32c(placement->second.crc32c);
-    blobs[i].setSha256(AsData(sha256));
+    blobs[i].setSha256(DataOf(sha256));
   }
 }
 

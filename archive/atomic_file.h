@@ -38,8 +38,6 @@ class AtomicFileWriter {
   // cannot be used afterwards, whether it succeeded or not.
   absl::Status Commit();
 
-  const std::string& temp_path() const { return temp_path_; }
-
  private:
   AtomicFileWriter(int fd, std::string destination_path, std::string temp_path);
   void Abandon();

@@ -7,6 +7,7 @@
 
 #include "archive/blob_kind.h"
 #include "archive/json_writer.h"
+#include "common/capnp_digest.h"
 #include "fmt/format.h"
 
 namespace spreplay {
@@ -15,13 +16,6 @@ namespace {
 constexpr size_t kKeyPrefixLength = 12;
 
 std::string_view AsView(capnp::Text::Reader text) { return {text.begin(), text.size()}; }
-
-std::string Hex(capnp::Data::Reader data) {
-  std::string hex;
-  hex.reserve(2 * data.size());
-  for (const kj::byte b : data) hex += fmt::format("{:02x}", b);
-  return hex;
-}
 
 // Texts come from the file; control characters would corrupt the terminal or the table layout.
 std::string Printable(std::string_view text) {
@@ -64,7 +58,7 @@ std::string DescribeAsTable(const Archive& archive) {
       blob_total += blob.getSize();
       if (blob.getKind() == schema::BlobKind::FATBIN) fatbin_size = blob.getSize();
     }
-    rows.push_back({Hex(entry.getKey()).substr(0, kKeyPrefixLength),
+    rows.push_back({HexOf(entry.getKey()).substr(0, kKeyPrefixLength),
                     Printable(AsView(call_site.getModuleName())),
                     Printable(AsView(call_site.getFunctionName())),
                     Printable(AsView(call_site.getCallKind())), JoinArches(entry.getSassArches()),
@@ -103,14 +97,14 @@ std::string DescribeAsTable(const Archive& archive) {
 void WriteEntry(schema::KernelEntry::Reader entry, JsonWriter& json) {
   const auto call_site = entry.getCallSite();
   json.BeginObject();
-  json.Key("key").String(Hex(entry.getKey()));
+  json.Key("key").String(HexOf(entry.getKey()));
   json.Key("module").String(AsView(call_site.getModuleName()));
   json.Key("function").String(AsView(call_site.getFunctionName()));
   json.Key("call_kind").String(AsView(call_site.getCallKind()));
   json.Key("wrapper_module").String(AsView(call_site.getWrapperModuleName()));
   json.Key("entry_point").String(AsView(call_site.getEntryPointName()));
-  json.Key("session_digest").String(Hex(entry.getSessionDigest()));
-  json.Key("program_digest").String(Hex(entry.getProgramDigest()));
+  json.Key("session_digest").String(HexOf(entry.getSessionDigest()));
+  json.Key("program_digest").String(HexOf(entry.getProgramDigest()));
   json.Key("sass_arches").BeginArray();
   for (const uint32_t arch : entry.getSassArches()) json.Uint(arch);
   json.EndArray();
@@ -118,7 +112,7 @@ void WriteEntry(schema::KernelEntry::Reader entry, JsonWriter& json) {
   json.Key("manifest").BeginArray();
   for (const auto dependency : entry.getManifest()) {
     json.BeginObject();
-    json.Key("digest").String(Hex(dependency.getDigest()));
+    json.Key("digest").String(HexOf(dependency.getDigest()));
     json.Key("path").String(AsView(dependency.getPath()));
     json.EndObject();
   }
@@ -131,7 +125,7 @@ void WriteEntry(schema::KernelEntry::Reader entry, JsonWriter& json) {
     json.Key("offset").Uint(blob.getOffset());
     json.Key("size").Uint(blob.getSize());
     json.Key("crc32c").Uint(blob.getCrc32c());
-    json.Key("sha256").String(Hex(blob.getSha256()));
+    json.Key("sha256").String(HexOf(blob.getSha256()));
     json.EndObject();
   }
   json.EndArray();

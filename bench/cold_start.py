@@ -39,9 +39,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from app_output import clean_environment, outputs_identical  # noqa: E402
 from phases import summarize_run  # noqa: E402
 from slangtorch_runs import measure_slangtorch  # noqa: E402
 
@@ -73,20 +72,6 @@ class Workspace:
         return path
 
 
-# Variables that would change what a configuration measures: spreplay's own
-# (each configuration sets those it needs), the sample apps' device choice, and
-# CUDA's cache and JIT switches (each configuration sets CUDA_CACHE_PATH).
-_CONTROLLED_VARIABLES = ("SLANGPY_RECORD", "SLANGPY_KERNELS", "SPREPLAY_BENCH_", "SPREPLAY_SAMPLE_",
-                         "SPREPLAY_VERBOSE", "SLANGPY_DEVICE_TYPE_OVERRIDE", "CUDA_CACHE_", "CUDA_DISABLE_PTX_JIT")
-
-
-def clean_environment(**overrides: str) -> dict[str, str]:
-    """The environment of every process the benchmark starts."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(_CONTROLLED_VARIABLES)}
-    env.update(overrides)
-    return env
-
-
 def probed_run(app: Path, env: dict[str, str], out_npz: Path, probe_json: Path, repeat: int) -> dict[str, Any]:
     # A run that dies before writing must not be read as the previous run's result.
     out_npz.unlink(missing_ok=True)
@@ -107,15 +92,6 @@ def probed_run(app: Path, env: dict[str, str], out_npz: Path, probe_json: Path, 
     result["wall_s"] = wall
     result["warnings"] = [line for line in proc.stderr.splitlines() if line.startswith("spreplay:")][:10]
     return result
-
-
-def identical(a: Path, b: Path) -> bool:
-    """Bit for bit: -0.0 differs from 0.0 and a NaN equals the same NaN."""
-    with np.load(a) as left, np.load(b) as right:
-        if sorted(left.files) != sorted(right.files):
-            return False
-        return all(left[k].dtype == right[k].dtype and left[k].shape == right[k].shape
-                   and left[k].tobytes() == right[k].tobytes() for k in left.files)
 
 
 class WorkloadBench:
@@ -193,12 +169,12 @@ class WorkloadBench:
         measured: dict[str, Any] = {}
         for config in self.configs:
             measured[config] = self.run(config, self.config_env(config))
-            measured[config]["outputs_identical_to_cold"] = identical(self.dir / "cold.npz", self.dir / f"{config}.npz")
+            measured[config]["outputs_identical_to_cold"] = outputs_identical(self.dir / "cold.npz", self.dir / f"{config}.npz")
         if not self.result["rounds"]:
-            self.result["record"]["outputs_identical_to_cold"] = identical(self.dir / "cold.npz",
+            self.result["record"]["outputs_identical_to_cold"] = outputs_identical(self.dir / "cold.npz",
                                                                            self.dir / "record.npz")
             for config, prime in self.result["prime"].items():
-                prime["outputs_identical_to_cold"] = identical(self.dir / "cold.npz", self.dir / f"prime-{config}.npz")
+                prime["outputs_identical_to_cold"] = outputs_identical(self.dir / "cold.npz", self.dir / f"prime-{config}.npz")
         self.result["rounds"].append(measured)
 
 

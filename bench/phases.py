@@ -4,13 +4,9 @@ line) into the start-up metrics the cold-start benchmark reports."""
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
-TIMING = re.compile(r"setup (?P<setup>[\d.]+)s, first pass (?P<first>[\d.]+)s"
-                    r"(?:.*?steady (?P<steady>[\d.]+) ms/pass)?")
-FIRST_PASS_END = re.compile(r"first pass ended at unix time (?P<end>[\d.]+)")
-SERVED = re.compile(r"spreplay: (?P<served>\d+) kernel\(s\) served from .*?, (?P<compiled>\d+) compiled")
+from app_output import FIRST_PASS_END, SERVED, TIMING
 
 # Where the time from device ready to the last first result went, in order.
 PHASES = ["app_modules", "python_build", "front_end", "link", "codegen", "module_load", "other"]

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -24,13 +23,10 @@ import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
-
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ["elementwise", "generic_mlp", "autodiff"]
-TIMING = re.compile(
-    r"setup (?P<setup>[\d.]+)s, first pass (?P<first>[\d.]+)s.*?steady (?P<steady>[\d.]+) ms/pass"
-)
+sys.path.insert(0, str(ROOT / "bench"))
+from app_output import TIMING, clean_environment, outputs_identical  # noqa: E402
 
 
 def run_sample(name: str, out_npz: Path, repeat: int, env: dict[str, str]) -> dict:
@@ -38,7 +34,7 @@ def run_sample(name: str, out_npz: Path, repeat: int, env: dict[str, str]) -> di
     start = time.perf_counter()
     proc = subprocess.run(
         [sys.executable, str(ROOT / "samples" / name / "app.py"), "--repeat", str(repeat), "--out", str(out_npz)],
-        env={**os.environ, "CUDA_CACHE_PATH": cache, "SPREPLAY_SAMPLE_DEVICE": "cuda", **env},
+        env=clean_environment(CUDA_CACHE_PATH=cache, SPREPLAY_SAMPLE_DEVICE="cuda", **env),
         capture_output=True,
         text=True,
     )
@@ -51,16 +47,9 @@ def run_sample(name: str, out_npz: Path, repeat: int, env: dict[str, str]) -> di
         "wall_s": wall,
         "setup_s": float(match["setup"]) if match else None,
         "first_pass_s": float(match["first"]) if match else None,
-        "steady_ms_per_pass": float(match["steady"]) if match else None,
+        "steady_ms_per_pass": float(match["steady"]) if match and match["steady"] else None,
         "stderr_tail": proc.stderr[-600:],
     }
-
-
-def identical(a: Path, b: Path) -> bool:
-    with np.load(a) as left, np.load(b) as right:
-        return sorted(left.files) == sorted(right.files) and all(
-            np.array_equal(left[k], right[k]) for k in left.files
-        )
 
 
 def main() -> int:
@@ -83,7 +72,7 @@ def main() -> int:
         results[name] = {
             "stock": stock,
             "record": recorded,
-            "outputs_identical": identical(work / f"{name}-stock.npz", work / f"{name}-record.npz"),
+            "outputs_identical": outputs_identical(work / f"{name}-stock.npz", work / f"{name}-record.npz"),
             "trace_bytes": trace.stat().st_size,
             "kernels": kernels,
             "trace_bytes_per_kernel": trace.stat().st_size / max(kernels, 1),

@@ -74,7 +74,8 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
-    from cold_start import clean_environment, git_commit, system_info
+    from app_output import clean_environment
+    from cold_start import git_commit, system_info
 
     result = {"system": system_info(git_commit()), **measure_slangtorch(args.repeat, clean_environment())}
     (args.out / "slangtorch.json").write_text(json.dumps(result, indent=1))

@@ -3,6 +3,7 @@
 
 #include "archive/archive.h"
 #include "cli/commands.h"
+#include "common/capnp_digest.h"
 #include "common/fmt_absl.h"
 #include "fmt/format.h"
 
@@ -37,10 +38,7 @@ int RunExtract(std::span<char*> args) {
   std::optional<ArchivedKernel> match;
   for (size_t i = 0; i < archive->kernel_count(); ++i) {
     ArchivedKernel kernel = archive->kernel(i);
-    auto key = kernel.entry.getKey();
-    std::string hex;
-    for (auto byte : key) hex += fmt::format("{:02x}", byte);
-    if (!hex.starts_with(key_prefix)) continue;
+    if (!HexOf(kernel.entry.getKey()).starts_with(key_prefix)) continue;
     if (match) {
       fmt::print(stderr, "spreplay extract: '{}' matches more than one kernel; give more digits\n",
                  key_prefix);

@@ -2,6 +2,7 @@
 #include <string_view>
 
 #include "archive/archive.h"
+#include "archive/archive_format.h"
 #include "archive/describe_archive.h"
 #include "cli/commands.h"
 #include "cli/trace_summary.h"
@@ -31,7 +32,7 @@ int RunInspect(std::span<char*> args) {
   // Archives and traces announce themselves in their first bytes.
   char magic[8] = {};
   std::ifstream(path, std::ios::binary).read(magic, sizeof magic);
-  if (std::string_view(magic, 7) == "SPRARCH") {
+  if (std::string_view(magic, sizeof magic) == kArchiveMagic) {
     absl::StatusOr<Archive> archive = Archive::Open(path);
     if (!archive.ok()) {
       fmt::print(stderr, "spreplay: {}\n", archive.status());

@@ -8,6 +8,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "archive/archive_writer.h"
 #include "common/fmt_absl.h"
+#include "common/seconds_since.h"
 #include "compiler/compile_cache.h"
 #include "compiler/fatbin_packer.h"
 #include "compiler/parallel_for.h"
@@ -23,10 +24,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double SecondsSince(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
 std::string_view WithoutNul(std::string_view code) {
   while (!code.empty() && code.back() == '\0') code.remove_suffix(1);
   return code;
@@ -39,6 +36,9 @@ struct KernelJob {
   KernelCallSite call_site;
   ComponentPtr program;
   std::string ptx;  // without the trailing NUL
+  Digest ptx_digest;
+  uint32_t ptx_arch = 0;
+  Digest proof;  // that the trace rebuilds this PTX, see NeedsReplay
   std::map<uint32_t, std::string> cubins;
   std::string fatbin;
   bool reported = false;  // its progress line was printed
@@ -71,37 +71,43 @@ void DescribeCallSite(const Trace& trace, KernelJob& job) {
   }
 }
 
-// Proves the trace rebuilds the kernel: replays it through Slang and compares
-// with the PTX the app got. A proof is remembered in the cache by the key,
-// the recorded PTX and the Slang build.
-void Replay(const Trace& trace, Replayer& replayer, const CompileCache& cache, KernelJob& job) {
+// Checks that this Slang build can reproduce the kernel and takes its PTX.
+// Returns whether it still has to be replayed: a kernel proven before is
+// remembered in the cache by its proof.
+bool NeedsReplay(const CompileCache& cache, const std::string& build_tag, KernelJob& job) {
   const KernelRecord& record = *job.record;
-  const std::string build_tag = replayer.BuildTag();
   if (record.toolchain.find(build_tag) == std::string::npos) {
-    return job.Fail(
+    job.Fail(
         fmt::format("recorded with {}, but this spreplay replays with Slang {}: install the "
                     "slangpy the trace was recorded with",
                     record.toolchain, build_tag));
+    return false;
   }
-  const Digest proof = KeyHasher("spreplay.verified-ptx.v1")
-                           .Hash(record.key)
-                           .Hash(Sha256Of(record.code))
-                           .Text(build_tag)
-                           .Finish();
   job.ptx = std::string(WithoutNul(record.code));
+  job.ptx_digest = Sha256Of(job.ptx);
   job.outcome.ptx_bytes = job.ptx.size();
-  if (cache.Get(proof)) {
-    job.outcome.replay_cached = true;
-    return;
+  job.proof = KeyHasher("spreplay.verified-ptx.v1")
+                  .Hash(record.key)
+                  .Hash(Sha256Of(record.code))
+                  .Text(build_tag)
+                  .Finish();
+  job.outcome.replay_cached = cache.Get(job.proof).has_value();
+  return !job.outcome.replay_cached;
+}
+
+// Proves the trace rebuilds the kernel: replays it through Slang and compares
+// with the PTX the app got.
+void Replay(const Trace& trace, Replayer& replayer, const CompileCache& cache, KernelJob& job) {
+  const KernelRecord& record = *job.record;
+  if (!job.program) {
+    return job.Fail(std::string(trace.FindComponent(record.program).status().message()));
   }
-  absl::StatusOr<ComponentPtr> program = trace.FindComponent(record.program);
-  if (!program.ok()) return job.Fail(std::string(program.status().message()));
   absl::StatusOr<SessionConfig> session = trace.FindSession(record.session_location);
   if (!session.ok()) return job.Fail(std::string(session.status().message()));
-  absl::StatusOr<Snapshot> snapshot = SnapshotFor(trace, *program);
+  absl::StatusOr<Snapshot> snapshot = SnapshotFor(trace, job.program);
   if (!snapshot.ok()) return job.Fail(std::string(snapshot.status().message()));
-  absl::StatusOr<ReplayedKernel> replayed =
-      replayer.Replay(*session, *program, record.entry_point_index, record.target_index, *snapshot);
+  absl::StatusOr<ReplayedKernel> replayed = replayer.Replay(
+      *session, job.program, record.entry_point_index, record.target_index, *snapshot);
   if (!replayed.ok())
     return job.Fail(fmt::format("Slang could not rebuild it: {}", replayed.status()));
   job.outcome.front_end_seconds = replayed->front_end_seconds;
@@ -109,32 +115,33 @@ void Replay(const Trace& trace, Replayer& replayer, const CompileCache& cache, K
   if (std::string difference = DescribePtxDifference(record.code, replayed->code);
       !difference.empty())
     return job.Fail(std::move(difference));
-  if (absl::Status status = cache.Put(proof, "verified"); !status.ok())
+  if (absl::Status status = cache.Put(job.proof, "verified"); !status.ok())
     fmt::print(stderr, "spreplay: warning: {}\n", status);
 }
 
 void BuildSass(const SassBuilder& builder, const CompileCache& cache, KernelJob& job, uint32_t arch,
                std::mutex& mutex) {
   const Digest name = KeyHasher("spreplay.sass.v1")
-                          .Hash(Sha256Of(job.ptx))
+                          .Hash(job.ptx_digest)
                           .Integer(arch)
                           .Text(builder.identity())
                           .Finish();
   const Clock::time_point start = Clock::now();
   std::optional<std::string> cubin = cache.Get(name);
+  double seconds = 0;
   if (!cubin) {
     absl::StatusOr<std::string> built = builder.Build(job.ptx, arch);
-    std::lock_guard lock(mutex);
-    if (!built.ok()) return job.Fail(std::string(built.status().message()));
+    if (!built.ok()) {
+      std::lock_guard lock(mutex);
+      return job.Fail(std::string(built.status().message()));
+    }
     cubin = *std::move(built);
-    job.outcome.sass_seconds[arch] = SecondsSince(start);
+    seconds = SecondsSince(start);
     if (absl::Status status = cache.Put(name, *cubin); !status.ok())
       fmt::print(stderr, "spreplay: warning: {}\n", status);
-  } else {
-    std::lock_guard lock(mutex);
-    job.outcome.sass_seconds[arch] = 0;
   }
   std::lock_guard lock(mutex);
+  job.outcome.sass_seconds[arch] = seconds;
   job.cubins[arch] = *std::move(cubin);
 }
 
@@ -230,11 +237,17 @@ absl::StatusOr<CompileReport> CompileTrace(const Trace& trace, const std::string
     if (job.outcome.status == KernelOutcome::Status::kUnsupported) report_progress(job);
   }
 
-  // Replay: one Slang replayer per worker, created on first use.
+  // Replay: one Slang replayer per worker, created on first use, so that a
+  // rebuild whose kernels are all proven starts no Slang session.
+  const std::string build_tag = SlangBuildTag();
   std::vector<std::unique_ptr<Replayer>> replayers(workers);
   ParallelFor(jobs.size(), workers, [&](size_t item, size_t worker) {
     KernelJob& job = jobs[item];
     if (job.failed()) return;
+    if (!NeedsReplay(cache, build_tag, job)) {
+      if (job.failed()) report_progress(job);
+      return;
+    }
     if (!replayers[worker]) {
       absl::StatusOr<std::unique_ptr<Replayer>> replayer = Replayer::Create();
       if (!replayer.ok()) return job.Fail(std::string(replayer.status().message()));
@@ -262,7 +275,8 @@ absl::StatusOr<CompileReport> CompileTrace(const Trace& trace, const std::string
     if (job.failed()) return report_progress(job);
     absl::StatusOr<uint32_t> ptx_arch = PtxTargetArch(job.ptx);
     if (!ptx_arch.ok()) return job.Fail(std::string(ptx_arch.status().message()));
-    absl::StatusOr<std::string> fatbin = packer->Pack(job.cubins, job.ptx, *ptx_arch);
+    job.ptx_arch = *ptx_arch;
+    absl::StatusOr<std::string> fatbin = packer->Pack(job.cubins, job.ptx, job.ptx_arch);
     if (!fatbin.ok()) return job.Fail(std::string(fatbin.status().message()));
     job.fatbin = *std::move(fatbin);
     job.outcome.fatbin_bytes = job.fatbin.size();
@@ -280,10 +294,9 @@ absl::StatusOr<CompileReport> CompileTrace(const Trace& trace, const std::string
     if (!job.failed()) {
       std::vector<KernelBinary> binaries;
       binaries.push_back({schema::BlobKind::FATBIN, 0, Bytes(job.fatbin)});
-      binaries.push_back(
-          {schema::BlobKind::PTX, PtxTargetArch(job.ptx).value_or(0), Bytes(job.ptx)});
-      absl::Status added = writer.Add(
-          MetadataOf(job, options.arches, PtxTargetArch(job.ptx).value_or(0)), std::move(binaries));
+      binaries.push_back({schema::BlobKind::PTX, job.ptx_arch, Bytes(job.ptx)});
+      absl::Status added =
+          writer.Add(MetadataOf(job, options.arches, job.ptx_arch), std::move(binaries));
       if (!added.ok()) job.Fail(std::string(added.message()));
     }
     report.kernels.push_back(std::move(job.outcome));

@@ -14,7 +14,6 @@ class ScratchDir {
   ScratchDir& operator=(ScratchDir&&) = delete;
   ~ScratchDir();
 
-  const std::string& path() const { return path_; }
   std::string File(const std::string& name) const { return path_ + "/" + name; }
 
  private:

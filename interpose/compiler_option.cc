@@ -1,5 +1,6 @@
 #include "interpose/compiler_option.h"
 
+#include "common/replace_all.h"
 #include "interpose/key_hasher.h"
 
 namespace spreplay {
@@ -35,11 +36,17 @@ std::vector<CompilerOption> CopyOptions(const slang::CompilerOptionEntry* entrie
 
 namespace {
 
-std::string WithoutSlangpyDirectory(std::string text, const std::string& directory) {
-  if (directory.empty()) return text;
-  for (size_t at = text.find(directory); at != std::string::npos; at = text.find(directory, at + 9))
-    text.replace(at, directory.size(), "<slangpy>");
-  return text;
+// Hashes `text` with slangpy's directory written as "<slangpy>"; copies only
+// when the directory occurs in it.
+void HashWithoutSlangpyDirectory(KeyHasher& hasher, const std::string& text,
+                                 const std::string& directory) {
+  if (directory.empty() || text.find(directory) == std::string::npos) {
+    hasher.Text(text);
+    return;
+  }
+  std::string normalized = text;
+  ReplaceAll(normalized, directory, "<slangpy>");
+  hasher.Text(normalized);
 }
 
 }  // namespace
@@ -52,8 +59,8 @@ void HashKeyedOptions(KeyHasher& hasher, const std::vector<CompilerOption>& opti
   for (const CompilerOption& option : options) {
     if (IsLocationOption(option)) continue;
     hasher.Integer(option.name).Integer(option.kind).Integer(option.int0).Integer(option.int1);
-    hasher.Text(WithoutSlangpyDirectory(option.string0, slangpy_directory));
-    hasher.Text(WithoutSlangpyDirectory(option.string1, slangpy_directory));
+    HashWithoutSlangpyDirectory(hasher, option.string0, slangpy_directory);
+    HashWithoutSlangpyDirectory(hasher, option.string1, slangpy_directory);
   }
 }
 

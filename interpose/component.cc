@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "common/replace_all.h"
 #include "interpose/key_hasher.h"
 
 namespace spreplay {
@@ -62,18 +63,15 @@ std::string NormalizeSourceText(const std::string& text,
   std::sort(replacements.begin(), replacements.end(),
             [](const auto& a, const auto& b) { return a.first.size() > b.first.size(); });
   std::string normalized = text;
-  for (const auto& [from, to] : replacements) {
-    for (size_t at = normalized.find(from); at != std::string::npos;
-         at = normalized.find(from, at + to.size()))
-      normalized.replace(at, from.size(), to);
-  }
+  for (const auto& [from, to] : replacements) ReplaceAll(normalized, from, to);
   return normalized;
 }
 
 bool IsDerivedModuleName(std::string_view name) {
   // slangpy: sha256(text) in hex for call sites, its first 16 digits for raw dispatches.
   if (name.size() != 64 && name.size() != 16) return false;
-  return std::all_of(name.begin(), name.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+  return std::all_of(name.begin(), name.end(),
+                     [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
 }
 
 ComponentPtr Component::Module(std::string name, std::string path, std::string requested_name,
@@ -90,8 +88,7 @@ ComponentPtr Component::Module(std::string name, std::string path, std::string r
     // the app's own and is keyed as it is.
     std::string text = NormalizeSourceText(*source, dependencies);
     if (IsDerivedModuleName(name)) {
-      for (size_t at = text.find(name); at != std::string::npos; at = text.find(name, at + 13))
-        text.replace(at, name.size(), "<this module>");
+      ReplaceAll(text, name, "<this module>");
     } else {
       hasher.Text(name);
     }

@@ -52,9 +52,11 @@ Digest SessionConfig::ContentDigest() const {
   return hasher.Finish();
 }
 
-Digest SessionConfig::LocationDigest() const {
+Digest SessionConfig::LocationDigest() const { return LocationDigest(ContentDigest()); }
+
+Digest SessionConfig::LocationDigest(const Digest& content_digest) const {
   KeyHasher hasher("spreplay.session-location.v1");
-  hasher.Hash(ContentDigest());
+  hasher.Hash(content_digest);
   hasher.Text(slangpy_directory);
   hasher.Integer(static_cast<int64_t>(search_paths.size()));
   for (const std::string& path : search_paths) hasher.Text(path);

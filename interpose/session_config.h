@@ -52,6 +52,8 @@ struct SessionConfig {
   // their include paths produce the same code from the same files, but must
   // be replayed with their own paths to find those files.
   Digest LocationDigest() const;
+  // The same, given this config's ContentDigest().
+  Digest LocationDigest(const Digest& content_digest) const;
 };
 
 // A SessionDesc view of a SessionConfig. The config must outlive it.

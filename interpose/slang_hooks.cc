@@ -273,7 +273,8 @@ SlangResult SLANG_MCALL HookGetEntryPointCode(IComponentType* self, SlangInt ent
       case KernelDecision::kPass:
         continue;
       case KernelDecision::kServe:
-        Log("served kernel {} ({} bytes)", request.key.ToHex().substr(0, 16), served.size);
+        if (State().options.verbose)
+          Log("served kernel {} ({} bytes)", request.key.ToHex().substr(0, 16), served.size);
         Count(&KernelCounts::served);
         if (out_code) *out_code = NewBorrowedBlob(served.data, served.size);
         if (out_diagnostics) *out_diagnostics = nullptr;
@@ -426,7 +427,7 @@ SlangResult SLANG_MCALL HookCreateSession(IGlobalSession* self, const slang::Ses
   auto info = std::make_shared<SessionInfo>();
   info->config = SessionConfig::From(desc, State().slangpy_directory);
   info->digest = info->config.ContentDigest();
-  info->location_digest = info->config.LocationDigest();
+  info->location_digest = info->config.LocationDigest(info->digest);
   {
     std::lock_guard lock(State().mutex);
     info->ordinal = State().session_count++;

@@ -76,18 +76,6 @@ trace_schema::Component::Kind RecordKindOf(Component::Kind kind) {
 
 }  // namespace
 
-capnp::Data::Reader DataOf(const Digest& digest) {
-  return capnp::Data::Reader(digest.bytes.data(), digest.bytes.size());
-}
-
-absl::StatusOr<Digest> DigestFromData(capnp::Data::Reader data) {
-  Digest digest;
-  if (data.size() != digest.bytes.size())
-    return absl::DataLossError(fmt::format("a digest of {} bytes (expected 32)", data.size()));
-  std::copy(data.begin(), data.end(), digest.bytes.begin());
-  return digest;
-}
-
 void EncodeSession(const SessionConfig& config, trace_schema::Session::Builder out) {
   out.setDigest(DataOf(config.ContentDigest()));
   out.setLocationDigest(DataOf(config.LocationDigest()));

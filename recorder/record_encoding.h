@@ -7,6 +7,7 @@
 #include <functional>
 
 #include "absl/status/statusor.h"
+#include "common/capnp_digest.h"
 #include "interpose/component.h"
 #include "interpose/session_config.h"
 #include "schema/trace.capnp.h"
@@ -24,8 +25,5 @@ void EncodeComponent(const Component& component, trace_schema::Component::Builde
 using ChildResolver = std::function<absl::StatusOr<ComponentPtr>(const Digest&)>;
 absl::StatusOr<ComponentPtr> DecodeComponent(trace_schema::Component::Reader record,
                                              const ChildResolver& child);
-
-absl::StatusOr<Digest> DigestFromData(capnp::Data::Reader data);
-capnp::Data::Reader DataOf(const Digest& digest);
 
 }  // namespace spreplay

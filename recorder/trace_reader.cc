@@ -165,15 +165,6 @@ Trace::~Trace() = default;
 
 absl::StatusOr<Trace> Trace::Read(const std::string& path) { return ReadAll({path}); }
 
-absl::StatusOr<Trace> Trace::Parse(std::string bytes, std::string name) {
-  absl::StatusOr<TraceLog> log = ParseTraceLog(std::move(bytes), name);
-  if (!log.ok()) return log.status();
-  auto contents = std::make_unique<Contents>();
-  contents->name = std::move(name);
-  contents->AddLog(*std::move(log));
-  return Trace(std::move(contents));
-}
-
 absl::StatusOr<Trace> Trace::ReadAll(const std::vector<std::string>& paths) {
   auto contents = std::make_unique<Contents>();
   for (const std::string& path : paths) {

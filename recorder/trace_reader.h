@@ -35,7 +35,6 @@ std::string CallKindName(trace_schema::CallSite::Kind kind);
 class Trace {
  public:
   static absl::StatusOr<Trace> Read(const std::string& path);
-  static absl::StatusOr<Trace> Parse(std::string bytes, std::string name);
   // Reads several traces as one (`spreplay compile a.capnp b.capnp`).
   static absl::StatusOr<Trace> ReadAll(const std::vector<std::string>& paths);
 

@@ -59,8 +59,7 @@ void TraceRecorder::Append(capnp::MessageBuilder& message) {
   kj::ArrayPtr<const kj::byte> bytes = words.asBytes();
   absl::Status status =
       writer_.Append(std::span(reinterpret_cast<const std::byte*>(bytes.begin()), bytes.size()));
-  if (!status.ok()) return Report(status);
-  ++records_written_;
+  if (!status.ok()) Report(status);
 }
 
 void TraceRecorder::OnToolchainKnown(const std::string& toolchain,
@@ -158,11 +157,6 @@ absl::Status TraceRecorder::RecordJson(std::string_view record_kind, std::string
   }
   Append(message);
   return failed_ ? absl::UnavailableError("the trace is not being written") : absl::OkStatus();
-}
-
-uint64_t TraceRecorder::records_written() const {
-  std::lock_guard lock(mutex_);
-  return records_written_;
 }
 
 }  // namespace spreplay

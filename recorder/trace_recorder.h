@@ -41,8 +41,6 @@ class TraceRecorder final : public HookListener {
   // Records a `callSite` or `device` described in JSON by the Python hooks.
   absl::Status RecordJson(std::string_view record_kind, std::string_view json);
 
-  uint64_t records_written() const;
-
  private:
   TraceRecorder(TraceLogWriter writer, std::string process_json);
 
@@ -54,7 +52,6 @@ class TraceRecorder final : public HookListener {
   TraceLogWriter writer_;
   std::string process_json_;
   absl::flat_hash_set<Digest> written_;
-  uint64_t records_written_ = 0;
   bool failed_ = false;
 };
 

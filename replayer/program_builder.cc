@@ -28,7 +28,7 @@ absl::StatusOr<ComponentPtr> OnlyChild(const Component& recorded) {
 
 absl::Status ProgramBuilder::LoadModules(const std::vector<ComponentPtr>& order) {
   for (const ComponentPtr& recorded : order) {
-    absl::StatusOr<LoadedModule> loaded = session_.LoadModule(*recorded, diagnostics_);
+    absl::StatusOr<LoadedModule> loaded = session_.LoadModule(*recorded);
     if (!loaded.ok()) return loaded.status();
     built_[recorded.get()] = {ComPtr<slang::IComponentType>(loaded->module), loaded->description};
     modules_.push_back(loaded->module);
@@ -67,7 +67,6 @@ absl::StatusOr<BuiltComponent> ProgramBuilder::BuildNode(const Component& record
 
 absl::Status ProgramBuilder::Check(SlangResult result, ISlangBlob* diagnostics,
                                    const std::string& what) {
-  diagnostics_ += BlobToString(diagnostics);
   if (SLANG_SUCCEEDED(result)) return absl::OkStatus();
   return absl::InvalidArgumentError(fmt::format("Slang failed to {} (0x{:08x}):\n{}", what,
                                                 static_cast<uint32_t>(result),

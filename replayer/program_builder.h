@@ -25,9 +25,7 @@ struct BuiltComponent {
 
 class ProgramBuilder {
  public:
-  // Slang's diagnostics of every step are appended to `diagnostics`.
-  ProgramBuilder(ReplaySession& session, std::string& diagnostics)
-      : session_(session), diagnostics_(diagnostics) {}
+  explicit ProgramBuilder(ReplaySession& session) : session_(session) {}
 
   // Loads the program's modules; `order` comes from ModuleLoadOrder.
   absl::Status LoadModules(const std::vector<ComponentPtr>& order);
@@ -45,7 +43,6 @@ class ProgramBuilder {
   absl::Status Check(SlangResult result, ISlangBlob* diagnostics, const std::string& what);
 
   ReplaySession& session_;
-  std::string& diagnostics_;
   // Recorded nodes may be shared (a module is a composite's child and its
   // entry point's); each is built once.
   absl::flat_hash_map<const Component*, BuiltComponent> built_;

@@ -18,10 +18,6 @@ bool IsPseudoPath(const std::string& path) {
          });
 }
 
-void AppendDiagnostics(ISlangBlob* blob, std::string& diagnostics) {
-  diagnostics += BlobToString(blob);
-}
-
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<ReplaySession>> ReplaySession::Create(
@@ -65,8 +61,7 @@ std::optional<Digest> ReplaySession::DependencyDigest(const std::string& path) {
   return digest;
 }
 
-absl::StatusOr<LoadedModule> ReplaySession::LoadModule(const Component& recorded,
-                                                       std::string& diagnostics) {
+absl::StatusOr<LoadedModule> ReplaySession::LoadModule(const Component& recorded) {
   ModuleRequest request;
   ComPtr<ISlangBlob> blob;
   slang::IModule* module = nullptr;
@@ -80,7 +75,6 @@ absl::StatusOr<LoadedModule> ReplaySession::LoadModule(const Component& recorded
     request.requested_name = recorded.requested_name;
     module = session_->loadModule(recorded.requested_name.c_str(), blob.WriteRef());
   }
-  AppendDiagnostics(blob.get(), diagnostics);
   if (!module) {
     return absl::InvalidArgumentError(fmt::format("Slang failed to load module '{}':\n{}",
                                                   recorded.name, BlobToString(blob.get())));

@@ -13,9 +13,9 @@
 #include "absl/status/statusor.h"
 #include "common/sha256.h"
 #include "interpose/component.h"
+#include "interpose/module_description.h"
 #include "interpose/session_config.h"
 #include "replayer/com_ptr.h"
-#include "interpose/module_description.h"
 #include "replayer/snapshot.h"
 #include "replayer/snapshot_file_system.h"
 #include "slang.h"
@@ -40,8 +40,8 @@ class ReplaySession {
   absl::Status Admit(const Snapshot& snapshot);
 
   // Loads the recorded module the way the application did, or finds it
-  // loaded already; Slang's diagnostics are appended to `diagnostics`.
-  absl::StatusOr<LoadedModule> LoadModule(const Component& recorded, std::string& diagnostics);
+  // loaded already.
+  absl::StatusOr<LoadedModule> LoadModule(const Component& recorded);
 
   // The digest of a dependency path as the hooks saw it: a string module's
   // pseudo path, or a file of the snapshot.

@@ -2,6 +2,7 @@
 
 #include <chrono>
 
+#include "common/seconds_since.h"
 #include "fmt/format.h"
 #include "replayer/blobs.h"
 #include "replayer/dependency_check.h"
@@ -15,10 +16,6 @@ namespace spreplay {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-double SecondsSince(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
 
 bool HasTypeConformance(const Component& node) {
   if (node.kind == Component::Kind::kTypeConformance) return true;
@@ -57,6 +54,11 @@ absl::StatusOr<std::unique_ptr<Replayer>> Replayer::Create(ReplayerOptions optio
     replayer->global_session_->setDownstreamCompilerPath(SLANG_PASS_THROUGH_NVRTC, nvrtc->c_str());
   }
   return replayer;
+}
+
+std::string SlangBuildTag() {
+  const char* tag = spGetBuildTagString();
+  return tag ? tag : "";
 }
 
 std::string Replayer::BuildTag() const {
@@ -119,7 +121,7 @@ absl::StatusOr<ReplayedKernel> Replayer::ReplayIn(ReplaySession& session,
   if (HasTypeConformance(*program)) session.MarkSpent();
 
   ReplayedKernel kernel;
-  ProgramBuilder builder(session, kernel.diagnostics);
+  ProgramBuilder builder(session);
   if (absl::Status status = builder.LoadModules(*modules); !status.ok()) return status;
   absl::StatusOr<BuiltComponent> built = builder.Build(program);
   if (!built.ok()) return built.status();
@@ -133,7 +135,6 @@ absl::StatusOr<ReplayedKernel> Replayer::ReplayIn(ReplaySession& session,
   const SlangResult result = built->object->getEntryPointCode(
       entry_point_index, target_index, code.WriteRef(), diagnostics.WriteRef());
   kernel.codegen_seconds = SecondsSince(codegen_start);
-  kernel.diagnostics += BlobToString(diagnostics.get());
   if (SLANG_FAILED(result) || !code) {
     return absl::InvalidArgumentError(
         fmt::format("Slang failed to generate code for entry point {} of target {} (0x{:08x}):\n{}",

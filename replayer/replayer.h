@@ -37,14 +37,16 @@ struct ReplayedKernel {
   // The blob getEntryPointCode returned, byte for byte (Slang's PTX blobs
   // end with a NUL, as the recorded ones do).
   std::string code;
-  // Everything Slang reported while rebuilding and compiling, in order.
-  std::string diagnostics;
   // Session creation, module loading, composition and linking.
   double front_end_seconds = 0;
   // getEntryPointCode: Slang's back end plus the downstream compiler.
   double codegen_seconds = 0;
   bool reused_session = false;
 };
+
+// The build tag of the Slang library this process links: what
+// Replayer::BuildTag() returns, without creating a global session.
+std::string SlangBuildTag();
 
 class Replayer {
  public:
@@ -53,8 +55,6 @@ class Replayer {
   // Slang's build tag, which the recorded toolchain string must contain for
   // a replay to reproduce the recorded code.
   std::string BuildTag() const;
-  // The NVRTC directory in use; empty if none was found.
-  const std::string& nvrtc_directory() const { return options_.nvrtc_directory; }
 
   // `linked_program` is the recorded kLinked component whose entry point's
   // code `config`'s session produced for target `target_index`.

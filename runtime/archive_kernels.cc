@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "archive/archive_validation.h"
 #include "common/fmt_absl.h"
 #include "common/stderr_line.h"
 #include "fmt/format.h"
@@ -13,21 +14,20 @@ absl::StatusOr<std::unique_ptr<ArchiveKernels>> ArchiveKernels::Open(const std::
                                                                      ServingOptions options) {
   absl::StatusOr<Archive> archive = Archive::Open(path);
   if (!archive.ok()) return archive.status();
-  return std::unique_ptr<ArchiveKernels>(new ArchiveKernels(path, *std::move(archive), options));
+  return std::unique_ptr<ArchiveKernels>(new ArchiveKernels(*std::move(archive), options));
 }
 
-ArchiveKernels::ArchiveKernels(std::string path, Archive archive, ServingOptions options)
-    : path_(std::move(path)), archive_(std::move(archive)), options_(options) {}
+ArchiveKernels::ArchiveKernels(Archive archive, ServingOptions options)
+    : archive_(std::move(archive)), options_(options) {}
 
 void ArchiveKernels::OnToolchainKnown(const std::string& toolchain, const std::string&) {
   const std::string archived = archive_.index().getToolchain();
   if (archived == toolchain) return;
   std::lock_guard lock(mutex_);
   disabled_reason_ =
-      fmt::format("{} was built for {}, but this process runs {}", path_, archived, toolchain);
-  PrintLineToStderr(fmt::format(
-      "spreplay: {}: every kernel compiles as usual; rebuild it with `spreplay compile`",
-      disabled_reason_));
+      fmt::format("{} was built for {}, but this process runs {}", path(), archived, toolchain);
+  PrintLineToStderr(fmt::format("spreplay: {}: every kernel compiles as usual; {}",
+                                disabled_reason_, kRebuildArchiveAdvice));
 }
 
 std::string ArchiveKernels::disabled_reason() const {
@@ -66,13 +66,13 @@ KernelDecision ArchiveKernels::Miss(const KernelRequest& request, std::string re
     *refusal = fmt::format(
         "spreplay: {} is not in {} ({}); SLANGPY_KERNELS_STRICT forbids compiling it: "
         "record it and rebuild the archive",
-        label, path_, reason);
+        label, path(), reason);
     PrintLineToStderr(*refusal);
     return KernelDecision::kRefuse;
   }
   if (options_.warn && warned_.insert(label).second) {
     PrintLineToStderr(
-        fmt::format("spreplay: compiling {}: not served from {}: {}", label, path_, reason));
+        fmt::format("spreplay: compiling {}: not served from {}: {}", label, path(), reason));
   }
   return KernelDecision::kPass;
 }
@@ -97,11 +97,10 @@ KernelDecision ArchiveKernels::DecideKernel(const KernelRequest& request, Served
   for (uint32_t arch : kernel->entry.getSassArches()) archived.push_back(arch);
   for (uint32_t arch : *arches) {
     if (std::find(archived.begin(), archived.end(), arch) == archived.end()) {
-      const std::vector<uint32_t>& list = archived;
       return Miss(request,
                   fmt::format("the archive has no SASS for this GPU (sm_{}; archived: sm_{}): "
                               "rebuild it with `spreplay compile --arch ...,{}`",
-                              arch, fmt::join(list, ", sm_"), arch),
+                              arch, fmt::join(archived, ", sm_"), arch),
                   refusal);
     }
   }

@@ -45,17 +45,16 @@ class ArchiveKernels final : public HookListener {
   void NameCallSite(const std::string& wrapper_module, CallSiteName name);
 
   std::vector<MissRecord> misses() const;
-  const std::string& path() const { return path_; }
+  const std::string& path() const { return archive_.source_name(); }
   size_t kernel_count() const { return archive_.kernel_count(); }
   // Set when the whole archive cannot serve this process (another toolchain).
   std::string disabled_reason() const;
 
  private:
-  ArchiveKernels(std::string path, Archive archive, ServingOptions options);
+  ArchiveKernels(Archive archive, ServingOptions options);
   KernelDecision Miss(const KernelRequest& request, std::string reason, std::string* refusal);
   const CallSiteName* NameOf(const KernelRequest& request) const;  // callers hold mutex_
 
-  std::string path_;
   Archive archive_;
   ServingOptions options_;
   mutable std::mutex mutex_;

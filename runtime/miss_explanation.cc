@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "absl/container/flat_hash_set.h"
+#include "common/capnp_digest.h"
 #include "fmt/format.h"
 
 namespace spreplay {
@@ -16,12 +17,6 @@ void CollectWrappers(const Component& node, std::vector<std::string>& names) {
 void CollectFiles(const Component& node, std::vector<SourceFile>& files) {
   for (const SourceFile& file : node.dependencies) files.push_back(file);
   for (const ComponentPtr& child : node.children) CollectFiles(*child, files);
-}
-
-Digest DigestOf(capnp::Data::Reader data) {
-  Digest digest;
-  if (data.size() == digest.bytes.size()) std::copy(data.begin(), data.end(), digest.bytes.begin());
-  return digest;
 }
 
 bool SameCallSite(const ArchivedKernel& kernel, const std::vector<std::string>& wrappers,
@@ -61,7 +56,7 @@ std::string ExplainMiss(const Archive& archive, const KernelRequest& request,
     for (const SourceFile& file : files) current.insert(file.content);
     std::vector<std::string> changed;
     for (auto dependency : kernel.entry.getManifest()) {
-      if (current.contains(DigestOf(dependency.getDigest()))) continue;
+      if (current.contains(DigestFromData(dependency.getDigest()).value_or(Digest{}))) continue;
       std::string file =
           std::filesystem::path(std::string(dependency.getPath().cStr())).filename().string();
       if (std::find(changed.begin(), changed.end(), file) == changed.end())
@@ -73,7 +68,8 @@ std::string ExplainMiss(const Archive& archive, const KernelRequest& request,
       if (changed.size() > 3) list += fmt::format(" and {} more", changed.size() - 3);
       return fmt::format("source changed since the archive was built: {}", list);
     }
-    if (DigestOf(kernel.entry.getSessionDigest()) != request.session->digest)
+    if (DigestFromData(kernel.entry.getSessionDigest()).value_or(Digest{}) !=
+        request.session->digest)
       return "the device's compiler options or defines differ from when the archive was built";
     return "its link options or module composition differ from when the archive was built";
   }

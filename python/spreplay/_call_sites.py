@@ -45,13 +45,29 @@ def describe_argument(variable: Any) -> dict[str, Any]:
     }
 
 
+def _wrapper_fields(build_info: Any, code: str, seconds: float) -> dict[str, Any]:
+    """What every kind of call site records about its wrapper and its build."""
+    module = getattr(build_info, "module", None)
+    device = getattr(module, "device", None)
+    return {
+        "module": _text(module),
+        "function": _text(getattr(build_info, "name", "")),
+        "typeConformances": [str(c) for c in getattr(build_info, "type_conformances", None) or []],
+        "linkedModules": [_text(m) for m in getattr(module, "link", [])],
+        "deferTargetCompilation": bool(getattr(build_info, "options", {}).get("defer_target_compilation", True)),
+        "deviceType": _text(getattr(getattr(device, "info", None), "type", "")),
+        "wrapperSourceDigest": list(hashlib.sha256(code.encode()).digest()),
+        "buildSeconds": seconds,
+        "threadName": threading.current_thread().name,
+    }
+
+
 def describe_call(call_data: Any, build_info: Any, bindings: Any, seconds: float) -> dict[str, Any]:
     code: str = getattr(call_data, "code", "") or ""
     conformances = getattr(build_info, "type_conformances", [])
     # The same identity slangpy gives the wrapper module (calldata.py): it is
     # the name the kernel's module carries in the trace.
     slangpy_hash = hashlib.sha256((str(conformances) + code).encode()).hexdigest()
-    module = getattr(build_info, "module", None)
     call_mode = _text(getattr(call_data, "call_mode", ""))
     pipeline_type = _text(getattr(build_info, "pipeline_type", ""))
     if "ray" in pipeline_type.lower():
@@ -62,23 +78,14 @@ def describe_call(call_data: Any, build_info: Any, bindings: Any, seconds: float
         kind = "call"
     arguments = [describe_argument(v) for v in getattr(bindings, "args", [])]
     arguments += [describe_argument(v) for v in getattr(bindings, "kwargs", {}).values()]
-    device = getattr(module, "device", None)
     return {
+        **_wrapper_fields(build_info, code, seconds),
         "slangpyHash": slangpy_hash,
         "kind": kind,
-        "module": _text(module),
-        "function": _text(getattr(build_info, "name", "")),
         "callMode": call_mode,
         "arguments": arguments,
-        "typeConformances": [str(c) for c in conformances],
-        "linkedModules": [_text(m) for m in getattr(module, "link", [])],
         "entryPoints": ["raygen_main"] if kind == "rayTracing" else ["compute_main"],
-        "deferTargetCompilation": bool(getattr(build_info, "options", {}).get("defer_target_compilation", True)),
         "useEntrypointArgs": bool(getattr(call_data, "use_entrypoint_args", False)),
-        "deviceType": _text(getattr(getattr(device, "info", None), "type", "")),
-        "wrapperSourceDigest": list(hashlib.sha256(code.encode()).digest()),
-        "buildSeconds": seconds,
-        "threadName": threading.current_thread().name,
     }
 
 
@@ -86,25 +93,15 @@ def describe_dispatch(dispatch_data: Any, function: Any, code: str, seconds: flo
     """A raw dispatch (`function.dispatch(...)`): slangpy names its wrapper
     module by the first 16 hex digits of the code's SHA-256 (dispatchdata.py)."""
     build_info = function.calc_build_info()
-    module = getattr(build_info, "module", None)
+    fields = _wrapper_fields(build_info, code, seconds)
     bindings = getattr(dispatch_data, "debug_only_bindings", None)
-    arguments = [describe_argument(v) for v in getattr(bindings, "kwargs", {}).values()]
-    device = getattr(module, "device", None)
     return {
-        "slangpyHash": hashlib.sha256(code.encode()).hexdigest()[:16],
+        **fields,
+        "slangpyHash": bytes(fields["wrapperSourceDigest"]).hex()[:16],
         "kind": "rawDispatch",
-        "module": _text(module),
-        "function": _text(getattr(build_info, "name", "")),
         "callMode": "prim",
-        "arguments": arguments,
-        "typeConformances": [str(c) for c in getattr(build_info, "type_conformances", None) or []],
-        "linkedModules": [_text(m) for m in getattr(module, "link", [])],
-        "entryPoints": [f"{_text(getattr(build_info, 'name', ''))}_entrypoint"],
-        "deferTargetCompilation": bool(getattr(build_info, "options", {}).get("defer_target_compilation", True)),
-        "deviceType": _text(getattr(getattr(device, "info", None), "type", "")),
-        "wrapperSourceDigest": list(hashlib.sha256(code.encode()).digest()),
-        "buildSeconds": seconds,
-        "threadName": threading.current_thread().name,
+        "arguments": [describe_argument(v) for v in getattr(bindings, "kwargs", {}).values()],
+        "entryPoints": [f"{fields['function']}_entrypoint"],
     }
 
 

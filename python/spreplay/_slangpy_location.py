@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.metadata
 import importlib.util
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +28,17 @@ def locate_slangpy() -> SlangpyInstall:
         raise SlangpyNotFound(f"no libslang-compiler.so* next to slangpy in {package_dir}")
     return SlangpyInstall(
         package_dir=package_dir,
-        version=importlib.metadata.version("slangpy"),
+        version=_version_of(package_dir),
         slang_library=libraries[-1],
     )
+
+
+def _version_of(package_dir: Path) -> str:
+    # The installer's record next to the package names its version; asking
+    # importlib.metadata costs about 20 ms of every served process's start.
+    records = list(package_dir.parent.glob("slangpy-*.dist-info"))
+    if len(records) == 1:
+        return records[0].name[len("slangpy-"):-len(".dist-info")]
+    import importlib.metadata
+
+    return importlib.metadata.version("slangpy")

@@ -25,6 +25,7 @@
 #include "archive/describe_archive.h"
 #include "capnp/message.h"
 #include "capnp/serialize.h"
+#include "common/capnp_digest.h"
 #include "common/crc32c.h"
 #include "common/fmt_absl.h"
 #include "fmt/format.h"
@@ -92,12 +93,6 @@ std::vector<KernelBinary> BinariesOf(uint64_t i, size_t base_size = 1000) {
   binaries.push_back(
       {.kind = schema::BlobKind::CUBIN, .arch = 90, .bytes = PatternBytes(i * 4 + 3, 256)});
   return binaries;
-}
-
-std::string DataHex(capnp::Data::Reader data) {
-  std::string hex;
-  for (const kj::byte b : data) hex += fmt::format("{:02x}", b);
-  return hex;
 }
 
 std::string_view AsView(capnp::Text::Reader text) { return {text.begin(), text.size()}; }
@@ -215,7 +210,7 @@ TEST_F(ArchiveTest, RoundTripPreservesEveryFieldAndBlob) {
     const std::optional<ArchivedKernel> kernel = archive->Find(expected.key);
     ASSERT_TRUE(kernel.has_value());
     const auto entry = kernel->entry;
-    EXPECT_EQ(DataHex(entry.getKey()), expected.key.ToHex());
+    EXPECT_EQ(HexOf(entry.getKey()), expected.key.ToHex());
     const auto call_site = entry.getCallSite();
     EXPECT_EQ(AsView(call_site.getModuleName()), expected.call_site.module_name);
     EXPECT_EQ(AsView(call_site.getFunctionName()), expected.call_site.function_name);
@@ -223,10 +218,10 @@ TEST_F(ArchiveTest, RoundTripPreservesEveryFieldAndBlob) {
     EXPECT_EQ(AsView(call_site.getWrapperModuleName()), expected.call_site.wrapper_module_name);
     EXPECT_EQ(AsView(call_site.getEntryPointName()), "compute_main");
     ASSERT_EQ(entry.getManifest().size(), 2u);
-    EXPECT_EQ(DataHex(entry.getManifest()[0].getDigest()), expected.manifest[0].digest.ToHex());
+    EXPECT_EQ(HexOf(entry.getManifest()[0].getDigest()), expected.manifest[0].digest.ToHex());
     EXPECT_EQ(AsView(entry.getManifest()[1].getPath()), "/lib/b.slang");
-    EXPECT_EQ(DataHex(entry.getSessionDigest()), expected.session_digest.ToHex());
-    EXPECT_EQ(DataHex(entry.getProgramDigest()), expected.program_digest.ToHex());
+    EXPECT_EQ(HexOf(entry.getSessionDigest()), expected.session_digest.ToHex());
+    EXPECT_EQ(HexOf(entry.getProgramDigest()), expected.program_digest.ToHex());
     std::vector<uint32_t> arches;
     for (const uint32_t arch : entry.getSassArches()) arches.push_back(arch);
     EXPECT_THAT(arches, ElementsAre(75, 80, 86, 89, 90, 100, 120));
@@ -269,8 +264,8 @@ TEST_F(ArchiveTest, IndexIsSortedByKeyWhateverTheOrderOfAdds) {
   ASSERT_TRUE(archive.ok()) << archive.status();
   ASSERT_EQ(archive->kernel_count(), 5u);
   for (size_t i = 1; i < archive->kernel_count(); ++i) {
-    EXPECT_LT(DataHex(archive->kernel(i - 1).entry.getKey()),
-              DataHex(archive->kernel(i).entry.getKey()));
+    EXPECT_LT(HexOf(archive->kernel(i - 1).entry.getKey()),
+              HexOf(archive->kernel(i).entry.getKey()));
   }
 }
 

@@ -30,18 +30,17 @@ import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
-
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "bench"))
+from app_output import SERVED, TIMING, clean_environment, outputs_identical  # noqa: E402
+
 SAMPLES = ["elementwise", "generic_mlp", "autodiff"]
-TIMING = re.compile(r"setup (?P<setup>[\d.]+)s, first pass (?P<first>[\d.]+)s")
 REPORT = re.compile(r"compilation-report: entry_points=(?P<entries>\d+) compiled=(?P<compiled>\d+) "
                     r"slang_s=(?P<slang>[\d.]+) downstream_s=(?P<downstream>[\d.]+)")
-SUMMARY = re.compile(r"spreplay: (?P<served>\d+) kernel\(s\) served from .*?, (?P<compiled>\d+) compiled")
 
 
 def run(argv: list[str], env: dict[str, str], check: bool = True) -> subprocess.CompletedProcess:
-    proc = subprocess.run(argv, env={**os.environ, **env}, capture_output=True, text=True)
+    proc = subprocess.run(argv, env=clean_environment(**env), capture_output=True, text=True)
     if check and proc.returncode != 0:
         raise RuntimeError(f"{' '.join(argv)} failed ({proc.returncode}):\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}")
     return proc
@@ -57,15 +56,10 @@ def app_run(app: Path, out_npz: Path, env: dict[str, str], cache: str) -> dict:
     if match := REPORT.search(proc.stdout):
         result.update(entry_points=int(match["entries"]), compiled_entry_points=int(match["compiled"]),
                       slang_s=float(match["slang"]), downstream_s=float(match["downstream"]))
-    if match := SUMMARY.search(proc.stderr):
+    if match := SERVED.search(proc.stderr):
         result.update(served=int(match["served"]), compiled=int(match["compiled"]))
     result["warnings"] = [line for line in proc.stderr.splitlines() if line.startswith("spreplay:")][:20]
     return result
-
-
-def identical(a: Path, b: Path) -> bool:
-    with np.load(a) as left, np.load(b) as right:
-        return sorted(left.files) == sorted(right.files) and all(np.array_equal(left[k], right[k]) for k in left.files)
 
 
 def fresh_cache() -> str:
@@ -112,19 +106,19 @@ def check_sample(name: str, out: Path, work: Path, moved_env: dict[str, str]) ->
     serve = {"SLANGPY_KERNELS": str(archive), "SLANGPY_KERNELS_STRICT": "1", "SLANGPY_KERNELS_SUMMARY": "1",
              "CUDA_DISABLE_PTX_JIT": "1"}
     result["served"] = app_run(app, work / f"{name}-served.npz", serve, warm_rhi_cache({}))
-    result["served"]["outputs_identical"] = identical(work / f"{name}-stock.npz", work / f"{name}-served.npz")
+    result["served"]["outputs_identical"] = outputs_identical(work / f"{name}-stock.npz", work / f"{name}-served.npz")
 
     moved_dir = work / "moved" / "samples"
     shutil.copytree(ROOT / "samples", moved_dir, dirs_exist_ok=True)
     moved_app = moved_dir / name / "app.py"
     result["moved"] = app_run(moved_app, work / f"{name}-moved.npz", {**serve, **moved_env}, warm_rhi_cache(moved_env))
-    result["moved"]["outputs_identical"] = identical(work / f"{name}-stock.npz", work / f"{name}-moved.npz")
+    result["moved"]["outputs_identical"] = outputs_identical(work / f"{name}-stock.npz", work / f"{name}-moved.npz")
 
     edited = stale_edit(moved_dir / name)
     lenient = {k: v for k, v in serve.items() if k not in ("SLANGPY_KERNELS_STRICT", "CUDA_DISABLE_PTX_JIT")}
     result["stale"] = app_run(moved_app, work / f"{name}-stale.npz", {**lenient, **moved_env}, fresh_cache())
     result["stale"]["edited"] = edited
-    result["stale"]["outputs_identical"] = identical(work / f"{name}-stock.npz", work / f"{name}-stale.npz")
+    result["stale"]["outputs_identical"] = outputs_identical(work / f"{name}-stock.npz", work / f"{name}-stale.npz")
     shutil.rmtree(work / "moved")
 
     kernels = result["served"].get("entry_points", -1)

@@ -28,7 +28,13 @@ def inspect_json(path: Path) -> dict:
     return json.loads(run_spreplay("inspect", str(path), "--json").stdout)
 
 
+def clean_env(**overrides: str) -> dict[str, str]:
+    """This environment without slangpy's and spreplay's variables, plus `overrides`."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SLANGPY_", "SPREPLAY_"))}
+    env.update(overrides)
+    return env
+
+
 def run_python(code: str, env: dict[str, str], cwd: Path | None = None) -> subprocess.CompletedProcess:
-    clean = {k: v for k, v in os.environ.items() if not k.startswith(("SLANGPY_", "SPREPLAY_"))}
-    return subprocess.run([sys.executable, "-c", code], env={**clean, **env}, capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-c", code], env=clean_env(**env), capture_output=True, text=True,
                           cwd=cwd)

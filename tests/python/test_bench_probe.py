@@ -8,7 +8,6 @@ and link the probe measures on a GPU.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import textwrap
@@ -16,7 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, clean_env
 
 sys.path.insert(0, str(ROOT / "bench"))
 from phases import PHASES, summarize_run  # noqa: E402
@@ -50,8 +49,7 @@ def run_probed(tmp_path: Path, extra_env: dict[str, str]) -> tuple[dict, subproc
     app = tmp_path / "app.py"
     app.write_text(APP)
     probe = tmp_path / "probe.json"
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("SLANGPY_", "SPREPLAY_"))}
-    env.update(SPREPLAY_BENCH_PROBE=str(probe), SPREPLAY_BENCH_T0=repr(time.time()), **extra_env)
+    env = clean_env(SPREPLAY_BENCH_PROBE=str(probe), SPREPLAY_BENCH_T0=repr(time.time()), **extra_env)
     proc = subprocess.run([sys.executable, str(ROOT / "bench" / "phase_probe.py"), str(app)], env=env,
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -8,20 +8,18 @@ and the GPU checks (tests/gpu/).
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
 from pathlib import Path
 
-from conftest import ROOT, inspect_json, run_python, run_spreplay
+from conftest import ROOT, clean_env, inspect_json, run_python, run_spreplay
 
 APP = ROOT / "tests" / "python" / "cpu_call_sites.py"
 
 
 def record(trace: Path, *extra: str) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("SLANGPY_", "SPREPLAY_"))}
-    return subprocess.run([sys.executable, str(APP), *extra], env={**env, "SLANGPY_RECORD": str(trace)},
+    return subprocess.run([sys.executable, str(APP), *extra], env=clean_env(SLANGPY_RECORD=str(trace)),
                           capture_output=True, text=True)
 
 
@@ -61,8 +59,8 @@ def test_trace_holds_every_source_the_call_sites_read(tmp_path: Path) -> None:
 
 def test_a_second_process_appends_to_the_same_trace(tmp_path: Path) -> None:
     trace = tmp_path / "trace.capnp"
-    first = subprocess.Popen([sys.executable, str(APP)], env={**os.environ, "SLANGPY_RECORD": str(trace)})
-    second = subprocess.Popen([sys.executable, str(APP)], env={**os.environ, "SLANGPY_RECORD": str(trace)})
+    first = subprocess.Popen([sys.executable, str(APP)], env=clean_env(SLANGPY_RECORD=str(trace)))
+    second = subprocess.Popen([sys.executable, str(APP)], env=clean_env(SLANGPY_RECORD=str(trace)))
     assert first.wait() == 0 and second.wait() == 0
     contents = inspect_json(trace)
     assert len(contents["processes"]) == 2
@@ -72,7 +70,7 @@ def test_a_second_process_appends_to_the_same_trace(tmp_path: Path) -> None:
 
 def test_a_recorder_killed_mid_run_leaves_a_readable_trace(tmp_path: Path) -> None:
     trace = tmp_path / "trace.capnp"
-    env = {**os.environ, "SLANGPY_RECORD": str(trace)}
+    env = clean_env(SLANGPY_RECORD=str(trace))
     proc = subprocess.Popen([sys.executable, str(APP), "--hang"], env=env, stdout=subprocess.PIPE, text=True)
     # slangpy prints its own warnings first.
     for line in proc.stdout:

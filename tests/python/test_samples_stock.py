@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import clean_env
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLES = REPO / "samples"
@@ -35,13 +36,8 @@ assert r.tolist() == [1.0, 2.0, 3.0, 4.0], r
 
 
 def _env() -> dict:
-    env = dict(os.environ)
-    env["SPREPLAY_SAMPLE_DEVICE"] = DEVICE
-    env["PYTHONUNBUFFERED"] = "1"
-    # Make sure nothing records or replaces kernels: this is the stock run.
-    env.pop("SLANGPY_RECORD", None)
-    env.pop("SLANGPY_KERNELS", None)
-    return env
+    # Nothing records or replaces kernels: this is the stock run.
+    return clean_env(SPREPLAY_SAMPLE_DEVICE=DEVICE, PYTHONUNBUFFERED="1")
 
 
 @pytest.fixture(scope="module")

@@ -3,11 +3,21 @@ messages users see. Serving itself is proven on the GPU (tests/gpu/)."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
+import pytest
 from conftest import FIXTURES, run_python, run_spreplay
 
 CREATE_DEVICE = "import slangpy as spy; spy.create_device(spy.DeviceType.cpu); print('ok')"
+
+
+@pytest.fixture(scope="module")
+def autodiff_archive(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The H200 autodiff trace compiled for sm_90, once for this module; read only."""
+    archive = tmp_path_factory.mktemp("archive") / "kernels.sprk"
+    run_spreplay("compile", str(FIXTURES / "autodiff.capnp"), "-o", str(archive), "--arch", "90", "--no-cache")
+    return archive
 
 
 def test_an_unusable_archive_is_one_clear_message_and_slangpy_works(tmp_path: Path) -> None:
@@ -25,9 +35,9 @@ def test_strict_mode_with_an_unusable_archive_says_every_kernel_will_fail(tmp_pa
     assert "every kernel will fail" in proc.stderr and "does not exist" in proc.stderr
 
 
-def test_an_archive_for_another_toolchain_is_refused_up_front(tmp_path: Path) -> None:
+def test_an_archive_for_another_toolchain_is_refused_up_front(tmp_path: Path, autodiff_archive: Path) -> None:
     archive = tmp_path / "kernels.sprk"
-    run_spreplay("compile", str(FIXTURES / "autodiff.capnp"), "-o", str(archive), "--arch", "90", "--no-cache")
+    shutil.copy(autodiff_archive, archive)
     data = bytearray(archive.read_bytes())
     # The toolchain is in the checksummed index: a mismatch made by hand is damage.
     at = data.find(b"slangpy 0.43.1")
@@ -37,17 +47,15 @@ def test_an_archive_for_another_toolchain_is_refused_up_front(tmp_path: Path) ->
     assert proc.returncode == 0 and "damaged" in proc.stderr or "checksum" in proc.stderr, proc.stderr
 
 
-def test_summary_is_printed_at_exit_on_request(tmp_path: Path) -> None:
-    archive = tmp_path / "kernels.sprk"
-    run_spreplay("compile", str(FIXTURES / "autodiff.capnp"), "-o", str(archive), "--arch", "90", "--no-cache")
+def test_summary_is_printed_at_exit_on_request(autodiff_archive: Path) -> None:
+    archive = autodiff_archive
     proc = run_python(CREATE_DEVICE, {"SLANGPY_KERNELS": str(archive), "SLANGPY_KERNELS_SUMMARY": "1"})
     assert proc.returncode == 0, proc.stderr
     assert f"spreplay: 0 kernel(s) served from {archive}, 0 compiled" in proc.stderr
 
 
-def test_summary_api_reports_the_archive(tmp_path: Path) -> None:
-    archive = tmp_path / "kernels.sprk"
-    run_spreplay("compile", str(FIXTURES / "autodiff.capnp"), "-o", str(archive), "--arch", "90", "--no-cache")
+def test_summary_api_reports_the_archive(autodiff_archive: Path) -> None:
+    archive = autodiff_archive
     code = CREATE_DEVICE + "\nimport spreplay, json; print(json.dumps(spreplay.summary()))"
     proc = run_python(code, {"SLANGPY_KERNELS": str(archive)})
     assert proc.returncode == 0, proc.stderr

@@ -1,0 +1,40 @@
+# SPDX-License-Identifier: Apache-2.0
+"""What the benchmarks and GPU checks share about running a sample app: the
+environment they start it in, how they read its output, and how they compare
+the outputs it saved."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import numpy as np
+
+# sample_common.run_app's timing lines, and spreplay's exit summary.
+TIMING = re.compile(r"setup (?P<setup>[\d.]+)s, first pass (?P<first>[\d.]+)s"
+                    r"(?:.*?steady (?P<steady>[\d.]+) ms/pass)?")
+FIRST_PASS_END = re.compile(r"first pass ended at unix time (?P<end>[\d.]+)")
+SERVED = re.compile(r"spreplay: (?P<served>\d+) kernel\(s\) served from .*?, (?P<compiled>\d+) compiled")
+
+# Variables that would change what a run measures: spreplay's own (each run
+# sets those it needs), the sample apps' device choice, and CUDA's cache and
+# JIT switches.
+_CONTROLLED_VARIABLES = ("SLANGPY_RECORD", "SLANGPY_KERNELS", "SPREPLAY_BENCH_", "SPREPLAY_SAMPLE_",
+                         "SPREPLAY_VERBOSE", "SLANGPY_DEVICE_TYPE_OVERRIDE", "CUDA_CACHE_", "CUDA_DISABLE_PTX_JIT")
+
+
+def clean_environment(**overrides: str) -> dict[str, str]:
+    """This process's environment without the variables a run controls, plus `overrides`."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(_CONTROLLED_VARIABLES)}
+    env.update(overrides)
+    return env
+
+
+def outputs_identical(a: Path, b: Path) -> bool:
+    """Two --out .npz files bit for bit: -0.0 differs from 0.0, a NaN equals the same NaN."""
+    with np.load(a) as left, np.load(b) as right:
+        if sorted(left.files) != sorted(right.files):
+            return False
+        return all(left[k].dtype == right[k].dtype and left[k].shape == right[k].shape
+                   and left[k].tobytes() == right[k].tobytes() for k in left.files)
