@@ -1,5 +1,7 @@
 #include "replayer/nvrtc_location.h"
 
+#include <dlfcn.h>
+
 #include <cstdlib>
 #include <filesystem>
 
@@ -25,10 +27,31 @@ std::optional<std::string> DefaultNvrtcDirectory() {
   return std::nullopt;
 }
 
+absl::Status PreloadNvrtcBuiltins(const std::string& directory) {
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(directory, error)) {
+    const std::string name = entry.path().filename().string();
+    // libnvrtc-builtins.so.<major>.<minor>, not the ".alt" variant.
+    if (!name.starts_with("libnvrtc-builtins.so.")) continue;
+    if (!dlopen(entry.path().c_str(), RTLD_NOW | RTLD_GLOBAL))
+      return absl::FailedPreconditionError(
+          fmt::format("cannot load NVRTC's builtins {}: {}", entry.path().string(), dlerror()));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::string> NvrtcLibraryStem(const std::string& directory) {
   if (!HoldsNvrtc(directory))
     return absl::NotFoundError(fmt::format("no libnvrtc.so in {}", directory));
   return (std::filesystem::path(directory) / "nvrtc").string();
+}
+
+absl::Status UseNvrtc(slang::IGlobalSession* session, const std::string& directory) {
+  absl::StatusOr<std::string> stem = NvrtcLibraryStem(directory);
+  if (!stem.ok()) return stem.status();
+  if (absl::Status status = PreloadNvrtcBuiltins(directory); !status.ok()) return status;
+  session->setDownstreamCompilerPath(SLANG_PASS_THROUGH_NVRTC, stem->c_str());
+  return absl::OkStatus();
 }
 
 }  // namespace spreplay

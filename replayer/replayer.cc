@@ -49,9 +49,10 @@ absl::StatusOr<std::unique_ptr<Replayer>> Replayer::Create(ReplayerOptions optio
     return absl::InternalError("cannot create a Slang global session");
   }
   if (!replayer->options_.nvrtc_directory.empty()) {
-    absl::StatusOr<std::string> nvrtc = NvrtcLibraryStem(replayer->options_.nvrtc_directory);
-    if (!nvrtc.ok()) return nvrtc.status();
-    replayer->global_session_->setDownstreamCompilerPath(SLANG_PASS_THROUGH_NVRTC, nvrtc->c_str());
+    if (absl::Status status =
+            UseNvrtc(replayer->global_session_.get(), replayer->options_.nvrtc_directory);
+        !status.ok())
+      return status;
   }
   return replayer;
 }

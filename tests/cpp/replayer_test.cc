@@ -123,9 +123,8 @@ ComPtr<slang::IGlobalSession> NewHookedGlobalSession() {
   ComPtr<slang::IGlobalSession> global_session;
   SlangGlobalSessionDesc desc = {};
   EXPECT_EQ(slang_createGlobalSession2(&desc, global_session.WriteRef()), SLANG_OK);
-  absl::StatusOr<std::string> nvrtc = NvrtcLibraryStem(NvrtcDirectory());
-  EXPECT_TRUE(nvrtc.ok()) << nvrtc.status();
-  global_session->setDownstreamCompilerPath(SLANG_PASS_THROUGH_NVRTC, nvrtc->c_str());
+  absl::Status nvrtc = UseNvrtc(global_session.get(), NvrtcDirectory());
+  EXPECT_TRUE(nvrtc.ok()) << nvrtc;
   OnGlobalSessionCreated(global_session.get());
   return global_session;
 }
