@@ -37,9 +37,11 @@ gpu-test: setup
 # them under bench/results/ and docs/.
 # The report is rendered from whatever was measured, also when a run failed;
 # the exit status is the benchmark's. Without matplotlib there is no plot.
+# BENCH_ARGS go to bench/cold_start.py, e.g. BENCH_ARGS="--workloads synthetic --rounds 5".
+BENCH_ARGS ?=
 bench: setup
 	@.venv/bin/python -c "import matplotlib" 2>/dev/null || .venv/bin/python -m pip install -q matplotlib || true
-	@status=0; .venv/bin/python bench/cold_start.py --out build/bench --slangtorch || status=$$?; \
+	@status=0; .venv/bin/python bench/cold_start.py --out build/bench --slangtorch $(BENCH_ARGS) || status=$$?; \
 	  .venv/bin/python bench/render_report.py build/bench/cold_start.json \
 	    --markdown build/bench/cold-start.md --plot build/bench/cold-start.png && exit $$status
 

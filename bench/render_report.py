@@ -1,10 +1,13 @@
 # SPDX-License-Identifier: Apache-2.0
 """Renders bench/cold_start.py's JSON as a markdown summary and a PNG plot.
 
-    python bench/render_report.py RESULTS.json --markdown OUT.md --plot OUT.png
+    python bench/render_report.py RESULTS.json [MORE.json ...] --markdown OUT.md --plot OUT.png
 
-Every number is the median over the rounds of that run; ratios are taken
-between configurations measured in the same rounds.
+RESULTS.json is bench/cold_start.py's output. Several runs of one commit (for
+example one per workload group, each within a device call's time limit) are
+rendered as one report; bench/slangtorch_runs.py's slangtorch.json may be
+among them. Every number is the median over the rounds of its run; ratios are
+taken between configurations measured in the same rounds.
 """
 
 from __future__ import annotations
@@ -101,30 +104,38 @@ class Report:
         self.add(f"slangtorch {st['slangtorch']}, torch {st['torch']}. `bench/workloads/slangtorch/kernels.slang` holds "
                  "the synthetic workload's functions behind 30 `[CudaKernel]` entry points in one module; "
                  "`loadModule` compiles all of them with slangc and nvcc into one torch extension, cached next to "
-                 "the file. Cold: a fresh copy of the file; warm: fresh processes on the same copy.", "")
-        warm = st["warm"]
+                 "the file. Per way of calling `loadModule`: a cold build on a fresh copy of the file, then fresh "
+                 "processes on the same copy.", "")
 
-        def cell(runs: list[dict[str, Any]], key: str) -> str:
-            values = [run[key] for run in runs if key in run]
+        def cell(runs: list[dict[str, Any]], key: str, scale: float = 1.0) -> str:
+            values = [run[key] * scale for run in runs if key in run]
             return fmt_s(statistics.median(values)) if values else "-"
 
-        rows = [["cold build", *(cell([st["cold"]], k) for k in ("start_to_device_ready_s", "import_torch_s",
-                                                                  "load_module_s", "ready_to_all_first_results_s")),
-                 f"{st['cold'].get('steady_ms_per_pass', float('nan')):.2f}"],
-                [f"same file, fresh processes (median of {len(warm)})",
-                 *(cell(warm, k) for k in ("start_to_device_ready_s", "import_torch_s", "load_module_s",
-                                           "ready_to_all_first_results_s")),
-                 f"{statistics.median(run['steady_ms_per_pass'] for run in warm):.2f}"]]
-        self.table(["", "process start to device ready (s)", "of which import torch (s)", "`loadModule` (s)",
-                    "device ready to all first results (s)", "steady (ms per pass)"], rows)
-        rebuilt = [run for run in warm if run["load_module_s"] > 0.5 * st["cold"]["load_module_s"]]
-        if rebuilt:
-            self.add(f"In {len(rebuilt)} of {len(warm)} later processes `loadModule` took more than half the cold "
-                     "build's time: slangtorch rebuilt instead of loading its cached extension.", "")
+        keys = ("start_to_device_ready_s", "import_torch_s", "load_module_s", "ready_to_all_first_results_s")
+        rows, rebuilt_notes = [], []
+        for name, variant in slangtorch_variants(st).items():
+            title = f"`{' '.join(variant['flags'])}`" if variant.get("flags") else "defaults"
+            if "error" in variant:
+                rows.append([title, "failed: " + variant["error"].splitlines()[0][:200], *["-"] * 5])
+                continue
+            cold, warm = variant["cold"], variant["warm"]
+            rows.append([title, "cold build", *(cell([cold], k) for k in keys),
+                         f"{cold.get('steady_ms_per_pass', float('nan')):.2f}"])
+            rows.append([title, f"same file, fresh processes (median of {len(warm)})", *(cell(warm, k) for k in keys),
+                         f"{statistics.median(run['steady_ms_per_pass'] for run in warm):.2f}"])
+            rebuilt = [run for run in warm if run["load_module_s"] > 0.5 * cold["load_module_s"]]
+            if rebuilt:
+                rebuilt_notes.append(f"{title}: in {len(rebuilt)} of {len(warm)} later processes `loadModule` took "
+                                     "more than half the cold build's time, so slangtorch rebuilt instead of loading "
+                                     "its cached extension.")
+        self.table(["`app.py` flags", "", "process start to device ready (s)", "of which import torch (s)",
+                    "`loadModule` (s)", "device ready to all first results (s)", "steady (ms per pass)"], rows)
+        if rebuilt_notes:
+            self.add(*rebuilt_notes, "")
         synthetic = self.workloads.get("synthetic")
         if synthetic and "spreplay" in self.configs:
             ready = {c: self.ready(synthetic["rounds"], c) for c in self.configs}
-            self.add("Same run, slangpy on the synthetic workload (device ready to all first results): " + ", ".join(
+            self.add("Same commit and machine, slangpy on the synthetic workload (device ready to all first results): " + ", ".join(
                 f"{self.labels[c]} {fmt_s(v)} s" for c, v in ready.items()) + ".", "")
 
     def headline(self) -> None:
@@ -231,6 +242,43 @@ class Report:
                     "total cold", "total warm", "total spreplay"], rows)
 
 
+def slangtorch_variants(st: dict[str, Any]) -> dict[str, Any]:
+    """Results written before slangtorch was measured per way of calling
+    `loadModule` hold one cold and one warm list: the defaults."""
+    if "variants" in st:
+        return st["variants"]
+    return {"default": {"flags": [], "cold": st["cold"], "warm": st["warm"]}}
+
+
+def merge_results(runs: list[tuple[Path, dict[str, Any]]]) -> dict[str, Any]:
+    """One report's data from runs of the same commit and machine: the
+    workloads of every cold_start run, and slangtorch from wherever it is."""
+    benches = [(path, data) for path, data in runs if "workloads" in data]
+    if not benches:
+        raise ValueError("no bench/cold_start.py results among the inputs")
+    merged = {**benches[0][1], "workloads": {}}
+    merged.pop("slangtorch", None)
+    same = ("gpu", "driver", "commit", "slangpy", "spreplay")
+    for path, data in runs:
+        for key in same:
+            if data.get("system", {}).get(key) != merged["system"].get(key):
+                raise ValueError(f"{path}: {key} is {data.get('system', {}).get(key)!r}, "
+                                 f"not {merged['system'].get(key)!r} as in {benches[0][0]}")
+        if "workloads" in data:
+            if data["configs"] != merged["configs"]:
+                raise ValueError(f"{path}: configurations {data['configs']} differ from {merged['configs']}")
+            for name, workload in data["workloads"].items():
+                if name in merged["workloads"]:
+                    raise ValueError(f"{path}: workload {name} is in more than one input")
+                merged["workloads"][name] = workload
+        slangtorch = data.get("slangtorch") if "workloads" in data else data
+        if slangtorch is not None:
+            if "slangtorch" in merged:
+                raise ValueError(f"{path}: slangtorch results are in more than one input")
+            merged["slangtorch"] = {k: v for k, v in slangtorch.items() if k != "system"}
+    return merged
+
+
 def plot(data: dict[str, Any], path: Path) -> None:
     import matplotlib
 
@@ -265,11 +313,15 @@ def plot(data: dict[str, Any], path: Path) -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("results", type=Path)
+    parser.add_argument("results", type=Path, nargs="+")
     parser.add_argument("--markdown", type=Path, required=True)
     parser.add_argument("--plot", type=Path)
     args = parser.parse_args()
-    data = json.loads(args.results.read_text())
+    try:
+        data = merge_results([(path, json.loads(path.read_text())) for path in args.results])
+    except (OSError, ValueError) as error:
+        print(f"render_report: {error}", file=sys.stderr)
+        return 1
     args.markdown.write_text(Report(data).render() + "\n")
     if args.plot:
         try:

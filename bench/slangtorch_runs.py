@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """slangtorch on the synthetic workload's kernels: a cold build, then fresh
-processes that find slangtorch's build cache warm."""
+processes that find slangtorch's build cache warm, for each way of calling
+`loadModule` in VARIANTS."""
 
 from __future__ import annotations
 
@@ -20,10 +21,10 @@ APP = ROOT / "bench" / "workloads" / "slangtorch" / "app.py"
 KERNELS = APP.parent / "kernels.slang"
 
 
-def _run(kernels: Path, repeat: int, base_env: dict[str, str]) -> dict[str, Any]:
+def _run(kernels: Path, repeat: int, base_env: dict[str, str], flags: list[str]) -> dict[str, Any]:
     env = {**base_env, "SPREPLAY_BENCH_T0": repr(time.time())}
     start = time.perf_counter()
-    proc = subprocess.run([sys.executable, str(APP), str(kernels), "--repeat", str(repeat)], env=env,
+    proc = subprocess.run([sys.executable, str(APP), str(kernels), "--repeat", str(repeat), *flags], env=env,
                           capture_output=True, text=True)
     wall = time.perf_counter() - start
     timing = [line.split(": ", 1)[1] for line in proc.stdout.splitlines() if line.startswith("slangtorch-timing: ")]
@@ -43,27 +44,54 @@ def _nvcc_found(env: dict[str, str]) -> bool:
     return shutil.which("nvcc", path=env.get("PATH")) is not None
 
 
-def measure_slangtorch(repeat: int, env: dict[str, str] | None = None, warm_runs: int = 2) -> dict[str, Any]:
-    """{"available": False, "reason": ...} when slangtorch cannot run here."""
+# How slangtorch is asked to load the module. slangc's CUDA output carries
+# `#line 1 "token paste"` wherever Slang's core module builds code with a
+# token-pasting macro (the derivative of tanh, for one); nvcc lists that name
+# as a header, ninja finds no such file and rebuilds the extension in every new
+# process. Without line directives, or without slangtorch's ninja check, the
+# cached extension is loaded.
+VARIANTS = {
+    "default": [],
+    "no_line_directives": ["--no-line-directives"],
+    "skip_ninja_check": ["--skip-ninja-check"],
+}
+
+
+def _measure_variant(flags: list[str], repeat: int, env: dict[str, str], warm_runs: int) -> dict[str, Any]:
+    work = Path(tempfile.mkdtemp(prefix="spreplay-slangtorch-"))
+    kernels = work / KERNELS.name
+    shutil.copy(KERNELS, kernels)
+    try:
+        cold = _run(kernels, repeat, env, flags)
+        warm = [_run(kernels, repeat, env, flags) for _ in range(warm_runs)]
+        return {"flags": flags, "cold": cold, "warm": warm}
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def measure_slangtorch(repeat: int, env: dict[str, str] | None = None, warm_runs: int = 2,
+                       variants: list[str] | None = None) -> dict[str, Any]:
+    """{"available": False, "reason": ...} when slangtorch cannot run here.
+    Per variant: a cold build on a fresh copy of the kernels, then `warm_runs`
+    fresh processes on the same copy."""
     env = dict(os.environ) if env is None else env
     if importlib.util.find_spec("slangtorch") is None or importlib.util.find_spec("torch") is None:
         return {"available": False, "reason": "slangtorch or torch is not installed"}
     if not _nvcc_found(env):
         return {"available": False, "reason": "slangtorch builds with nvcc, which is not in CUDA_HOME or on PATH"}
-    work = Path(tempfile.mkdtemp(prefix="spreplay-slangtorch-"))
-    kernels = work / KERNELS.name
-    shutil.copy(KERNELS, kernels)
-    try:
-        cold = _run(kernels, repeat, env)
-        warm = [_run(kernels, repeat, env) for _ in range(warm_runs)]
-    except RuntimeError as error:
-        return {"available": False, "reason": f"slangtorch run failed: {error}"}
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
+    measured: dict[str, Any] = {}
+    for name in variants or list(VARIANTS):
+        try:
+            measured[name] = _measure_variant(VARIANTS[name], repeat, env, warm_runs)
+        except RuntimeError as error:
+            measured[name] = {"flags": VARIANTS[name], "error": str(error)}
+    if all("error" in variant for variant in measured.values()):
+        return {"available": False, "reason": "slangtorch run failed: " + "; ".join(
+            f"{name}: {variant['error']}" for name, variant in measured.items())}
     version = subprocess.run([sys.executable, "-c", "import importlib.metadata as m; print(m.version('slangtorch'),"
                               " m.version('torch'))"], capture_output=True, text=True).stdout.split()
     return {"available": True, "slangtorch": version[0] if version else "?", "torch": version[1] if len(version) > 1
-            else "?", "cold": cold, "warm": warm}
+            else "?", "variants": measured}
 
 
 def main() -> int:
@@ -72,12 +100,17 @@ def main() -> int:
     parser = argparse.ArgumentParser(description="slangtorch alone; bench/cold_start.py --slangtorch runs it too")
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--variants", default=",".join(VARIANTS), help=f"comma-separated, of {', '.join(VARIANTS)}")
     args = parser.parse_args()
+    variants = args.variants.split(",")
+    if unknown := set(variants) - set(VARIANTS):
+        parser.error(f"unknown variants: {', '.join(sorted(unknown))}")
     args.out.mkdir(parents=True, exist_ok=True)
     from app_output import clean_environment
     from cold_start import git_commit, system_info
 
-    result = {"system": system_info(git_commit()), **measure_slangtorch(args.repeat, clean_environment())}
+    result = {"system": system_info(git_commit()), **measure_slangtorch(args.repeat, clean_environment(),
+                                                                        variants=variants)}
     (args.out / "slangtorch.json").write_text(json.dumps(result, indent=1))
     print(json.dumps(result, indent=1)[-3000:])
     return 0 if result["available"] else 1

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """The synthetic workload's 30 kernels through slangtorch, checked against numpy.
 
-    python app.py KERNELS.slang [--repeat N]
+    python app.py KERNELS.slang [--repeat N] [--no-line-directives] [--skip-ninja-check]
 
 KERNELS.slang is a copy of kernels.slang: slangtorch keeps its build cache
 next to the file, so a fresh copy builds cold and a second process on the
@@ -44,6 +44,10 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("kernels", type=Path)
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--no-line-directives", action="store_true",
+                        help="loadModule(slangGenLineInfo=False): slangc writes no #line directives")
+    parser.add_argument("--skip-ninja-check", action="store_true",
+                        help="loadModule(skipNinjaCheck=True): a cached extension is loaded without asking ninja")
     args = parser.parse_args()
     timing: dict[str, float] = {}
     spawned = os.environ.get("SPREPLAY_BENCH_T0")
@@ -66,7 +70,8 @@ def main() -> int:
 
     start = time.perf_counter()
     # Without fast math, like slangpy's NVRTC builds, so results match the references as closely.
-    m = slangtorch.loadModule(str(args.kernels), includePaths=[str(SYNTHETIC)], cudaFastMath=False)
+    m = slangtorch.loadModule(str(args.kernels), includePaths=[str(SYNTHETIC)], cudaFastMath=False,
+                              slangGenLineInfo=not args.no_line_directives, skipNinjaCheck=args.skip_ninja_check)
     timing["load_module_s"] = time.perf_counter() - start
 
     cuda = lambda a: torch.from_numpy(np.ascontiguousarray(a)).cuda()  # noqa: E731
