@@ -193,7 +193,8 @@ def system_info(commit: str | None) -> dict[str, Any]:
         "date": time.strftime("%Y-%m-%d"),
         "gpu": gpu,
         "driver": driver,
-        "commit": os.environ.get("SPREPLAY_COMMIT") or commit or "unknown",
+        # SPREPLAY_COMMIT names the code of a copy without git history.
+        "commit": commit or os.environ.get("SPREPLAY_COMMIT") or "unknown",
         "slangpy": getattr(slangpy, "__version__", "?"),
         "spreplay": spreplay_version.stdout.strip(),
         "python": platform.python_version(),
@@ -203,8 +204,14 @@ def system_info(commit: str | None) -> dict[str, Any]:
 
 
 def git_commit() -> str | None:
-    proc = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
-    return proc.stdout.strip() if proc.returncode == 0 else None
+    """HEAD, with "-dirty" when tracked files differ from it: such results
+    were not measured with the code of the commit they would otherwise name."""
+    head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    if head.returncode != 0:
+        return None
+    changes = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no"],
+                             capture_output=True, text=True)
+    return head.stdout.strip() + ("-dirty" if changes.returncode != 0 or changes.stdout.strip() else "")
 
 
 def main() -> int:

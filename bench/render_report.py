@@ -3,10 +3,9 @@
 
     python bench/render_report.py RESULTS.json [MORE.json ...] --markdown OUT.md --plot OUT.png
 
-RESULTS.json is bench/cold_start.py's output. Several runs of one commit (for
-example one per workload group, each within a device call's time limit) are
-rendered as one report; bench/slangtorch_runs.py's slangtorch.json may be
-among them. Every number is the median over the rounds of its run; ratios are
+RESULTS.json is bench/cold_start.py's output. Several runs of one commit on
+one machine (for example one per workload group) are rendered as one report;
+bench/slangtorch_runs.py's slangtorch.json may be among them. Every number is the median over the rounds of its run; ratios are
 taken between configurations measured in the same rounds.
 """
 
@@ -107,8 +106,8 @@ class Report:
                  "the file. Per way of calling `loadModule`: a cold build on a fresh copy of the file, then fresh "
                  "processes on the same copy.", "")
 
-        def cell(runs: list[dict[str, Any]], key: str, scale: float = 1.0) -> str:
-            values = [run[key] * scale for run in runs if key in run]
+        def cell(runs: list[dict[str, Any]], key: str) -> str:
+            values = [run[key] for run in runs if key in run]
             return fmt_s(statistics.median(values)) if values else "-"
 
         keys = ("start_to_device_ready_s", "import_torch_s", "load_module_s", "ready_to_all_first_results_s")
@@ -116,7 +115,8 @@ class Report:
         for name, variant in slangtorch_variants(st).items():
             title = f"`{' '.join(variant['flags'])}`" if variant.get("flags") else "defaults"
             if "error" in variant:
-                rows.append([title, "failed: " + variant["error"].splitlines()[0][:200], *["-"] * 5])
+                first_line = (variant["error"].splitlines() or ["?"])[0]
+                rows.append([title, f"failed: {first_line[:200]}", *["-"] * 5])
                 continue
             cold, warm = variant["cold"], variant["warm"]
             rows.append([title, "cold build", *(cell([cold], k) for k in keys),
@@ -136,7 +136,7 @@ class Report:
         if synthetic and "spreplay" in self.configs:
             ready = {c: self.ready(synthetic["rounds"], c) for c in self.configs}
             self.add("Same commit and machine, slangpy on the synthetic workload (device ready to all first results): " + ", ".join(
-                f"{self.labels[c]} {fmt_s(v)} s" for c, v in ready.items()) + ".", "")
+                f"{self.labels[c]} {v:.2f} s" for c, v in ready.items()) + ".", "")
 
     def headline(self) -> None:
         self.add("## Device ready to the first result of every call site (s)", "")
@@ -250,32 +250,46 @@ def slangtorch_variants(st: dict[str, Any]) -> dict[str, Any]:
     return {"default": {"flags": [], "cold": st["cold"], "warm": st["warm"]}}
 
 
+def is_slangtorch_result(data: dict[str, Any]) -> bool:
+    return "workloads" not in data and "available" in data
+
+
 def merge_results(runs: list[tuple[Path, dict[str, Any]]]) -> dict[str, Any]:
     """One report's data from runs of the same commit and machine: the
-    workloads of every cold_start run, and slangtorch from wherever it is."""
+    workloads of every cold_start run, and slangtorch from wherever it was
+    measured."""
+    for path, data in runs:
+        if "workloads" not in data and not is_slangtorch_result(data):
+            raise ValueError(f"{path}: neither bench/cold_start.py nor bench/slangtorch_runs.py results")
     benches = [(path, data) for path, data in runs if "workloads" in data]
     if not benches:
         raise ValueError("no bench/cold_start.py results among the inputs")
-    merged = {**benches[0][1], "workloads": {}}
+    first_path, first = benches[0]
+    merged = {**first, "workloads": {}}
     merged.pop("slangtorch", None)
-    same = ("gpu", "driver", "commit", "slangpy", "spreplay")
     for path, data in runs:
-        for key in same:
-            if data.get("system", {}).get(key) != merged["system"].get(key):
-                raise ValueError(f"{path}: {key} is {data.get('system', {}).get(key)!r}, "
-                                 f"not {merged['system'].get(key)!r} as in {benches[0][0]}")
+        system = data.get("system", {})
+        for key in ("gpu", "driver", "commit", "slangpy", "spreplay", "python"):
+            if system.get(key) != first["system"].get(key):
+                raise ValueError(f"{path}: {key} is {system.get(key)!r}, not {first['system'].get(key)!r} as in "
+                                 f"{first_path}")
         if "workloads" in data:
-            if data["configs"] != merged["configs"]:
-                raise ValueError(f"{path}: configurations {data['configs']} differ from {merged['configs']}")
+            for key in ("configs", "repeat"):
+                if data[key] != first[key]:
+                    raise ValueError(f"{path}: {key} {data[key]} differs from {first[key]} in {first_path}")
             for name, workload in data["workloads"].items():
                 if name in merged["workloads"]:
                     raise ValueError(f"{path}: workload {name} is in more than one input")
                 merged["workloads"][name] = workload
         slangtorch = data.get("slangtorch") if "workloads" in data else data
-        if slangtorch is not None:
-            if "slangtorch" in merged:
-                raise ValueError(f"{path}: slangtorch results are in more than one input")
-            merged["slangtorch"] = {k: v for k, v in slangtorch.items() if k != "system"}
+        if slangtorch is None:
+            continue
+        slangtorch = {k: v for k, v in slangtorch.items() if k != "system"}
+        held = merged.get("slangtorch")
+        if held is not None and held["available"] and slangtorch["available"]:
+            raise ValueError(f"{path}: slangtorch results are in more than one input")
+        if held is None or not held["available"]:
+            merged["slangtorch"] = slangtorch
     return merged
 
 
@@ -295,14 +309,16 @@ def plot(data: dict[str, Any], path: Path) -> None:
             widths = [max(0.0, median_of(w["rounds"], c, lambda run: run["phases_s"][phase])) for c in configs]
             ax.barh(range(len(configs)), widths, left=left, color=color, label=PHASE_LABELS[phase])
             left = [a + b for a, b in zip(left, widths)]
-        for y, x in enumerate(left):
-            ax.text(x, y, f" {x:.2f} s", va="center", fontsize=8)
+        for y, (x, config) in enumerate(zip(left, configs)):
+            total = median_of(w["rounds"], config, lambda run: run["ready_to_all_first_results_s"])
+            ax.text(x, y, f" {total:.2f} s", va="center", fontsize=8)
         ax.set_yticks(range(len(configs)), [labels[c] for c in configs], fontsize=8)
         ax.invert_yaxis()
         ax.set_xlim(0, max(left) * 1.15)
         ax.set_title(f"{name} ({w['rounds'][0]['cold']['call_sites']} call sites)", fontsize=9, loc="left")
         ax.tick_params(axis="x", labelsize=8)
-    axes[-1, 0].set_xlabel("seconds from device ready to the first result of every call site", fontsize=8)
+    axes[-1, 0].set_xlabel("seconds from device ready to the first result of every call site: bars are each "
+                           "phase's median, labels the median total", fontsize=8)
     handles, labels = axes[0, 0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="upper center", ncol=4, fontsize=8, frameon=False)
     system = data["system"]

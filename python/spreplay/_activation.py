@@ -16,6 +16,11 @@ KERNELS = "SLANGPY_KERNELS"
 VERBOSE = "SPREPLAY_VERBOSE"
 
 
+def switch_is_on(variable: str) -> bool:
+    """The reading of every on/off variable: unset, empty, 0, false and no are off."""
+    return os.environ.get(variable, "").strip().lower() not in ("", "0", "false", "no")
+
+
 def _process_description() -> str:
     import json
     import platform
@@ -72,7 +77,7 @@ def activate_from_environment() -> None:
     archive_path = os.environ.get(KERNELS)
     if not record_path and not archive_path:
         return
-    verbose = os.environ.get(VERBOSE, "") not in ("", "0")
+    verbose = switch_is_on(VERBOSE)
     try:
         if record_path:
             start_recording(record_path, verbose)

@@ -7,16 +7,13 @@ import os
 import sys
 
 from . import _hooks
+from ._activation import switch_is_on
 from ._native import Native, NativeError
 from ._slangpy_patches import call_site_hub
 
 STRICT = "SLANGPY_KERNELS_STRICT"
 MISSES = "SLANGPY_KERNELS_MISSES"
 SUMMARY = "SLANGPY_KERNELS_SUMMARY"
-
-
-def _enabled(variable: str) -> bool:
-    return os.environ.get(variable, "") not in ("", "0", "false", "no")
 
 
 # The kind names `spreplay compile` writes into archives.
@@ -42,7 +39,7 @@ def format_summary(summary: dict) -> str:
 
 def start_serving(archive_path: str, verbose: bool) -> Native:
     native = _hooks.install(verbose=verbose)
-    strict = _enabled(STRICT)
+    strict = switch_is_on(STRICT)
     path = os.path.abspath(archive_path)
     try:
         native.serve_archive(path, strict)
@@ -58,6 +55,6 @@ def start_serving(archive_path: str, verbose: bool) -> Native:
         from ._activation import start_recording
 
         start_recording(misses_path, verbose)
-    if _enabled(SUMMARY):
+    if switch_is_on(SUMMARY):
         atexit.register(lambda: print(format_summary(native.summary()), file=sys.stderr))
     return native

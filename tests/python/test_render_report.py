@@ -1,8 +1,8 @@
 """The benchmark report, rendered from the committed H200 results.
 
-Runs of one commit made in separate device calls render as one report; runs
-of different commits, or a workload measured twice, are refused rather than
-mixed into one table.
+Runs of one commit on one machine (one per workload group, and slangtorch)
+render as one report; runs of different commits, or a workload measured
+twice, are refused rather than mixed into one table.
 """
 
 from __future__ import annotations
@@ -37,12 +37,15 @@ def rows_of(markdown: str, first_cell: str) -> list[list[str]]:
             for line in markdown.splitlines() if line.startswith(f"| {first_cell} |")]
 
 
+def render(tmp_path: Path, *inputs: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(ROOT / "bench" / "render_report.py"), *map(str, inputs),
+                           "--markdown", str(tmp_path / "report.md")], capture_output=True, text=True)
+
+
 def test_runs_of_one_commit_render_as_one_report(tmp_path: Path) -> None:
-    markdown = tmp_path / "report.md"
-    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "render_report.py"), *map(str, PARTS),
-                           "--markdown", str(markdown)], capture_output=True, text=True)
+    proc = render(tmp_path, *PARTS)
     assert proc.returncode == 0, proc.stderr
-    text = markdown.read_text()
+    text = (tmp_path / "report.md").read_text()
     synthetic, samples = load(PARTS[0]), load(PARTS[1])
     for data in (synthetic, samples):
         for workload in data["workloads"]:
@@ -57,10 +60,45 @@ def test_runs_of_one_commit_render_as_one_report(tmp_path: Path) -> None:
     assert "defaults: in 2 of 2 later processes `loadModule` took more than half" in text
 
 
-def test_runs_of_different_commits_are_refused() -> None:
+def test_runs_of_different_commits_are_refused(tmp_path: Path) -> None:
     older = RESULTS / "2026-11-29-h200-synthetic.json"
     with pytest.raises(ValueError, match="commit is '6b2c42d', not '0fe3dd2'"):
         merge_results([(PARTS[1], load(PARTS[1])), (older, load(older))])
+    proc = render(tmp_path, PARTS[1], older)
+    assert proc.returncode == 1 and not (tmp_path / "report.md").exists()
+    assert proc.stderr == f"render_report: {older}: commit is '6b2c42d', not '0fe3dd2' as in {PARTS[1]}\n"
+
+
+def test_slangtorch_from_another_commit_is_refused() -> None:
+    slangtorch = load(PARTS[2])
+    slangtorch["system"]["commit"] = "0fe3dd2-dirty"
+    with pytest.raises(ValueError, match="commit is '0fe3dd2-dirty', not '0fe3dd2'"):
+        merge_results([(PARTS[0], load(PARTS[0])), (PARTS[2], slangtorch)])
+
+
+def test_a_file_of_something_else_is_refused(tmp_path: Path) -> None:
+    other = tmp_path / "e2e.json"
+    other.write_text(json.dumps({"elementwise": {"served_all": True}}))
+    proc = render(tmp_path, PARTS[0], other)
+    assert proc.returncode == 1
+    assert "neither bench/cold_start.py nor bench/slangtorch_runs.py results" in proc.stderr
+
+
+def test_a_failed_slangtorch_attempt_gives_way_to_a_measured_one() -> None:
+    synthetic = load(PARTS[0])
+    synthetic["slangtorch"] = {"available": False, "reason": "slangtorch or torch is not installed"}
+    merged = merge_results([(PARTS[0], synthetic), (PARTS[2], load(PARTS[2]))])
+    assert merged["slangtorch"]["available"] and set(merged["slangtorch"]["variants"]) == {
+        "default", "no_line_directives", "skip_ninja_check"}
+
+
+def test_a_failed_slangtorch_variant_is_shown_as_failed() -> None:
+    synthetic = load(PARTS[0])
+    slangtorch = load(PARTS[2])
+    slangtorch["variants"]["default"] = {"flags": [], "error": "exit 1:\nnvcc fatal: unsupported gpu"}
+    text = Report(merge_results([(PARTS[0], synthetic), (PARTS[2], slangtorch)])).render()
+    (row,) = rows_of(text, "defaults")
+    assert row[1] == "failed: exit 1:" and row[2:] == ["-"] * 5
 
 
 def test_a_workload_measured_twice_is_refused() -> None:

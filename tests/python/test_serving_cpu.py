@@ -44,7 +44,26 @@ def test_an_archive_for_another_toolchain_is_refused_up_front(tmp_path: Path, au
     data[at + 8] = ord("9")
     archive.write_bytes(bytes(data))
     proc = run_python(CREATE_DEVICE, {"SLANGPY_KERNELS": str(archive)})
-    assert proc.returncode == 0 and "damaged" in proc.stderr or "checksum" in proc.stderr, proc.stderr
+    assert proc.returncode == 0 and ("damaged" in proc.stderr or "checksum" in proc.stderr), proc.stderr
+
+
+@pytest.mark.parametrize("off", ["0", "false", "No", " FALSE "])
+def test_switches_set_to_an_off_word_are_off(tmp_path: Path, autodiff_archive: Path, off: str) -> None:
+    quiet = run_python(CREATE_DEVICE, {"SLANGPY_KERNELS": str(autodiff_archive), "SPREPLAY_VERBOSE": off,
+                                       "SLANGPY_KERNELS_SUMMARY": off})
+    assert quiet.returncode == 0, quiet.stderr
+    assert not [line for line in quiet.stderr.splitlines() if line.startswith("spreplay")], quiet.stderr
+    lenient = run_python(CREATE_DEVICE, {"SLANGPY_KERNELS": str(tmp_path / "missing.sprk"),
+                                         "SLANGPY_KERNELS_STRICT": off})
+    assert "compile as usual" in lenient.stderr and "every kernel will fail" not in lenient.stderr, lenient.stderr
+
+
+def test_switches_set_to_any_other_word_are_on(autodiff_archive: Path) -> None:
+    loud = run_python(CREATE_DEVICE, {"SLANGPY_KERNELS": str(autodiff_archive), "SPREPLAY_VERBOSE": "yes",
+                                      "SLANGPY_KERNELS_SUMMARY": "on"})
+    assert loud.returncode == 0, loud.stderr
+    assert "spreplay: hooked Slang global session" in loud.stderr
+    assert "kernel(s) served from" in loud.stderr
 
 
 def test_summary_is_printed_at_exit_on_request(autodiff_archive: Path) -> None:
