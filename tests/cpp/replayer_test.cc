@@ -631,17 +631,26 @@ absl::StatusOr<std::string> CompileDispatch(slang::ISession* session, SlangInt t
   return LinkAndGenerate(composite.get(), nullptr, 0);
 }
 
+// Records CompileDispatch in one live sgl-like session over `sources`, which
+// holds ops.slang.
+std::vector<Recording> RecordDispatch(slang::IGlobalSession* global_session, const TempDir& sources,
+                                      int twice_id) {
+  SglCudaSessionDesc desc(global_session, {sources.path().string()}, 0);
+  Hooks().Start();
+  ComPtr<slang::ISession> session;
+  EXPECT_EQ(global_session->createSession(desc.desc(), session.WriteRef()), SLANG_OK);
+  absl::StatusOr<std::string> code =
+      session ? CompileDispatch(session.get(), twice_id) : absl::InternalError("no session");
+  std::vector<Recording> recordings = Hooks().Stop();
+  EXPECT_TRUE(code.ok()) << code.status();
+  return recordings;
+}
+
 TEST(ReplayerTest, ReplaysTypeConformancesAndRenamedEntryPoints) {
   ComPtr<slang::IGlobalSession> live = NewHookedGlobalSession();
   TempDir sources;
   sources.Write("ops.slang", kOpsModule);
-  SglCudaSessionDesc desc(live.get(), {sources.path().string()}, 0);
-  Hooks().Start();
-  ComPtr<slang::ISession> session;
-  ASSERT_EQ(live->createSession(desc.desc(), session.WriteRef()), SLANG_OK);
-  absl::StatusOr<std::string> code = CompileDispatch(session.get(), 3);
-  std::vector<Recording> recordings = Hooks().Stop();
-  ASSERT_TRUE(code.ok()) << code.status();
+  std::vector<Recording> recordings = RecordDispatch(live.get(), sources, 3);
   ASSERT_EQ(recordings.size(), 1u);
   ASSERT_TRUE(recordings[0].program->keyable);
   ASSERT_THAT(recordings[0].code, HasSubstr(".entry dispatch_main"));
@@ -662,13 +671,7 @@ TEST(ReplayerTest, AutomaticConformanceIdsAreNeverKeyed) {
   ComPtr<slang::IGlobalSession> live = NewHookedGlobalSession();
   TempDir sources;
   sources.Write("ops.slang", kOpsModule);
-  SglCudaSessionDesc desc(live.get(), {sources.path().string()}, 0);
-  Hooks().Start();
-  ComPtr<slang::ISession> session;
-  ASSERT_EQ(live->createSession(desc.desc(), session.WriteRef()), SLANG_OK);
-  absl::StatusOr<std::string> code = CompileDispatch(session.get(), -1);
-  std::vector<Recording> recordings = Hooks().Stop();
-  ASSERT_TRUE(code.ok()) << code.status();
+  std::vector<Recording> recordings = RecordDispatch(live.get(), sources, -1);
   ASSERT_EQ(recordings.size(), 1u);
   EXPECT_FALSE(recordings[0].program->keyable);
 }
