@@ -1,6 +1,7 @@
 #include "archive/archive.h"
 
 #include <atomic>
+#include <cstring>
 #include <limits>
 #include <utility>
 #include <vector>

@@ -1,7 +1,6 @@
 #include "archive/archive_validation.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cstring>
 #include <string>
 

@@ -40,7 +40,7 @@ absl::Status CheckBinaries(const Digest& key, const std::vector<KernelBinary>& b
   std::set<std::pair<schema::BlobKind, uint32_t>> seen;
   int fatbins = 0;
   for (const KernelBinary& binary : binaries) {
-    const std::string_view kind = BlobKindName(binary.kind);
+    const std::string kind = BlobKindName(binary.kind);
     if (binary.kind == schema::BlobKind::UNSPECIFIED) {
       return absl::InvalidArgumentError(
           fmt::format("kernel {} has a binary of unspecified kind", key.ToHex()));

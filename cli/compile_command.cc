@@ -1,6 +1,5 @@
 #include <charconv>
 #include <cstdlib>
-#include <fstream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -8,6 +7,7 @@
 #include "archive/json_writer.h"
 #include "cli/commands.h"
 #include "common/fmt_absl.h"
+#include "common/whole_file.h"
 #include "compiler/compile_cache.h"
 #include "compiler/compile_pipeline.h"
 #include "fmt/format.h"
@@ -144,9 +144,8 @@ int RunCompile(std::span<char*> args) {
     return 1;
   }
   if (!report_path.empty()) {
-    std::ofstream file(report_path, std::ios::trunc);
-    file << ReportJson(*report);
-    if (!file.flush()) fmt::print(stderr, "spreplay compile: cannot write {}\n", report_path);
+    if (absl::Status written = WriteFile(report_path, ReportJson(*report)); !written.ok())
+      fmt::print(stderr, "spreplay compile: {}\n", written);
   }
   const size_t failed = report->failed();
   const size_t compiled = std::count_if(

@@ -1,10 +1,10 @@
-#include <fstream>
 #include <string_view>
 
 #include "archive/archive.h"
 #include "cli/commands.h"
 #include "common/capnp_digest.h"
 #include "common/fmt_absl.h"
+#include "common/whole_file.h"
 #include "fmt/format.h"
 
 namespace spreplay {
@@ -57,11 +57,9 @@ int RunExtract(std::span<char*> args) {
     fmt::print(stderr, "spreplay extract: {}\n", fatbin.status());
     return 1;
   }
-  std::ofstream file(output, std::ios::binary | std::ios::trunc);
-  file.write(reinterpret_cast<const char*>(fatbin->data()),
-             static_cast<std::streamsize>(fatbin->size()));
-  if (!file.flush()) {
-    fmt::print(stderr, "spreplay extract: cannot write {}\n", output);
+  const std::string_view bytes(reinterpret_cast<const char*>(fatbin->data()), fatbin->size());
+  if (absl::Status written = WriteFile(output, bytes); !written.ok()) {
+    fmt::print(stderr, "spreplay extract: {}\n", written);
     return 1;
   }
   return 0;

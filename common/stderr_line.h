@@ -8,9 +8,13 @@
 
 namespace spreplay {
 
+// One lock around both writes, so that lines from other threads never land
+// between a message and its newline.
 inline void PrintLineToStderr(std::string_view line) noexcept {
-  std::fwrite(line.data(), 1, line.size(), stderr);
-  std::fputc('\n', stderr);
+  flockfile(stderr);
+  fwrite_unlocked(line.data(), 1, line.size(), stderr);
+  fputc_unlocked('\n', stderr);
+  funlockfile(stderr);
 }
 
 }  // namespace spreplay

@@ -180,6 +180,16 @@ std::string ProgressLine(const KernelOutcome& outcome, size_t arch_count) {
   return fmt::format("FAILED {}: {}", outcome.label, outcome.message);
 }
 
+void PackFatbin(const FatbinPacker& packer, KernelJob& job) {
+  absl::StatusOr<uint32_t> ptx_arch = PtxTargetArch(job.ptx);
+  if (!ptx_arch.ok()) return job.Fail(std::string(ptx_arch.status().message()));
+  job.ptx_arch = *ptx_arch;
+  absl::StatusOr<std::string> fatbin = packer.Pack(job.cubins, job.ptx, job.ptx_arch);
+  if (!fatbin.ok()) return job.Fail(std::string(fatbin.status().message()));
+  job.fatbin = *std::move(fatbin);
+  job.outcome.fatbin_bytes = job.fatbin.size();
+}
+
 std::vector<std::byte> Bytes(std::string_view text) {
   const auto* begin = reinterpret_cast<const std::byte*>(text.data());
   return std::vector<std::byte>(begin, begin + text.size());
@@ -201,8 +211,18 @@ absl::StatusOr<CompileReport> CompileTrace(const Trace& trace, const std::string
   absl::StatusOr<std::unique_ptr<SassBuilder>> sass = options.sass_backend == "ptxas"
                                                           ? MakePtxasBuilder(cuda_root)
                                                           : MakeNvJitLinkBuilder(cuda_root);
-  if (!sass.ok() && options.sass_backend == "auto") sass = MakePtxasBuilder(cuda_root);
-  if (!sass.ok()) return sass.status();
+  if (!sass.ok() && options.sass_backend == "auto") {
+    absl::StatusOr<std::unique_ptr<SassBuilder>> ptxas = MakePtxasBuilder(cuda_root);
+    sass = ptxas.ok() ? std::move(ptxas)
+                      : absl::NotFoundError(fmt::format("{}; {}", sass.status().message(),
+                                                        ptxas.status().message()));
+  }
+  if (!sass.ok()) {
+    return absl::NotFoundError(fmt::format(
+        "no CUDA compiler: {}. Install the CUDA 13.0 toolkit and point CUDA_HOME at it, or run "
+        "`make setup`, which installs CUDA's compilers from PyPI",
+        sass.status().message()));
+  }
   absl::StatusOr<FatbinPacker> packer = FatbinPacker::Create(cuda_root);
   if (!packer.ok()) return packer.status();
   const CompileCache cache(options.cache_directory);
@@ -244,16 +264,16 @@ absl::StatusOr<CompileReport> CompileTrace(const Trace& trace, const std::string
   ParallelFor(jobs.size(), workers, [&](size_t item, size_t worker) {
     KernelJob& job = jobs[item];
     if (job.failed()) return;
-    if (!NeedsReplay(cache, build_tag, job)) {
-      if (job.failed()) report_progress(job);
-      return;
+    if (NeedsReplay(cache, build_tag, job)) {
+      if (!replayers[worker]) {
+        absl::StatusOr<std::unique_ptr<Replayer>> replayer = Replayer::Create();
+        if (replayer.ok())
+          replayers[worker] = *std::move(replayer);
+        else
+          job.Fail(std::string(replayer.status().message()));
+      }
+      if (!job.failed()) Replay(trace, *replayers[worker], cache, job);
     }
-    if (!replayers[worker]) {
-      absl::StatusOr<std::unique_ptr<Replayer>> replayer = Replayer::Create();
-      if (!replayer.ok()) return job.Fail(std::string(replayer.status().message()));
-      replayers[worker] = *std::move(replayer);
-    }
-    Replay(trace, *replayers[worker], cache, job);
     if (job.failed()) report_progress(job);
   });
   replayers.clear();
@@ -269,18 +289,12 @@ absl::StatusOr<CompileReport> CompileTrace(const Trace& trace, const std::string
     BuildSass(**sass, cache, jobs[index], arch, mutex);
   });
 
-  // Fatbins, then the archive.
+  // Fatbins, then the archive. A kernel's line comes once the archive has
+  // taken it, or as soon as it fails.
   ParallelFor(jobs.size(), workers, [&](size_t item, size_t) {
     KernelJob& job = jobs[item];
-    if (job.failed()) return report_progress(job);
-    absl::StatusOr<uint32_t> ptx_arch = PtxTargetArch(job.ptx);
-    if (!ptx_arch.ok()) return job.Fail(std::string(ptx_arch.status().message()));
-    job.ptx_arch = *ptx_arch;
-    absl::StatusOr<std::string> fatbin = packer->Pack(job.cubins, job.ptx, job.ptx_arch);
-    if (!fatbin.ok()) return job.Fail(std::string(fatbin.status().message()));
-    job.fatbin = *std::move(fatbin);
-    job.outcome.fatbin_bytes = job.fatbin.size();
-    report_progress(job);
+    if (!job.failed()) PackFatbin(*packer, job);
+    if (job.failed()) report_progress(job);
   });
 
   ArchiveProvenance provenance;
@@ -299,6 +313,7 @@ absl::StatusOr<CompileReport> CompileTrace(const Trace& trace, const std::string
           writer.Add(MetadataOf(job, options.arches, job.ptx_arch), std::move(binaries));
       if (!added.ok()) job.Fail(std::string(added.message()));
     }
+    report_progress(job);
     report.kernels.push_back(std::move(job.outcome));
   }
   if (writer.kernel_count() > 0) {

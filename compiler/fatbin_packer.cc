@@ -2,6 +2,7 @@
 
 #include <filesystem>
 
+#include "common/whole_file.h"
 #include "compiler/scratch_dir.h"
 #include "compiler/subprocess.h"
 #include "fmt/format.h"

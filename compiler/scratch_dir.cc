@@ -5,8 +5,6 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "fmt/format.h"
 
@@ -27,22 +25,6 @@ ScratchDir::~ScratchDir() {
   if (path_.empty()) return;
   std::error_code ignored;
   std::filesystem::remove_all(path_, ignored);
-}
-
-absl::Status WriteFile(const std::string& path, std::string_view bytes) {
-  std::ofstream file(path, std::ios::binary | std::ios::trunc);
-  file.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  file.close();
-  if (!file) return absl::InternalError(fmt::format("cannot write {}", path));
-  return absl::OkStatus();
-}
-
-absl::StatusOr<std::string> ReadFile(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) return absl::NotFoundError(fmt::format("cannot read {}", path));
-  std::ostringstream buffer;
-  buffer << file.rdbuf();
-  return std::move(buffer).str();
 }
 
 }  // namespace spreplay

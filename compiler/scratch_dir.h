@@ -21,7 +21,4 @@ class ScratchDir {
   std::string path_;
 };
 
-absl::Status WriteFile(const std::string& path, std::string_view bytes);
-absl::StatusOr<std::string> ReadFile(const std::string& path);
-
 }  // namespace spreplay

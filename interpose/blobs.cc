@@ -56,4 +56,9 @@ ISlangBlob* NewOwnedBlob(std::string text) {
   return NewSharedBlob(std::make_shared<const std::string>(std::move(text)));
 }
 
+std::string BlobToString(ISlangBlob* blob) {
+  if (!blob) return "";
+  return std::string(static_cast<const char*>(blob->getBufferPointer()), blob->getBufferSize());
+}
+
 }  // namespace spreplay

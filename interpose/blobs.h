@@ -18,4 +18,7 @@ ISlangBlob* NewBorrowedBlob(const void* data, size_t size);
 ISlangBlob* NewSharedBlob(std::shared_ptr<const std::string> bytes);
 ISlangBlob* NewOwnedBlob(std::string text);
 
+// The blob's bytes as text; empty for a null blob.
+std::string BlobToString(ISlangBlob* blob);
+
 }  // namespace spreplay

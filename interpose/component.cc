@@ -24,6 +24,15 @@ void HashChildren(KeyHasher& hasher, const std::vector<ComponentPtr>& children) 
   for (const ComponentPtr& child : children) hasher.Hash(child->digest);
 }
 
+// Whether a module's name is one slangpy derives from the module's text (a
+// hex SHA-256 or its first 16 digits), which keys may therefore ignore.
+bool IsDerivedModuleName(std::string_view name) {
+  // slangpy: sha256(text) in hex for call sites, its first 16 digits for raw dispatches.
+  if (name.size() != 64 && name.size() != 16) return false;
+  return std::all_of(name.begin(), name.end(),
+                     [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+}
+
 }  // namespace
 
 const char* KindName(Component::Kind kind) {
@@ -65,13 +74,6 @@ std::string NormalizeSourceText(const std::string& text,
   std::string normalized = text;
   for (const auto& [from, to] : replacements) ReplaceAll(normalized, from, to);
   return normalized;
-}
-
-bool IsDerivedModuleName(std::string_view name) {
-  // slangpy: sha256(text) in hex for call sites, its first 16 digits for raw dispatches.
-  if (name.size() != 64 && name.size() != 16) return false;
-  return std::all_of(name.begin(), name.end(),
-                     [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
 }
 
 ComponentPtr Component::Module(std::string name, std::string path, std::string requested_name,

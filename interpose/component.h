@@ -86,10 +86,6 @@ const char* KindName(Component::Kind kind);
 std::string NormalizeSourceText(const std::string& text,
                                 const std::vector<SourceFile>& dependencies);
 
-// Whether a module's name is one slangpy derives from the module's text (a
-// hex SHA-256 or its first 16 digits), which keys may therefore ignore.
-bool IsDerivedModuleName(std::string_view name);
-
 // The identity of a kernel: one entry point of a linked program, compiled for
 // one target of one session, by one toolchain.
 struct KernelKeyInputs {

@@ -8,6 +8,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "common/fmt_absl.h"
+#include "common/seconds_since.h"
 #include "common/stderr_line.h"
 #include "fmt/format.h"
 #include "interpose/blobs.h"
@@ -288,8 +289,7 @@ SlangResult SLANG_MCALL HookGetEntryPointCode(IComponentType* self, SlangInt ent
   }
   const auto start = std::chrono::steady_clock::now();
   SlangResult result = original(self, entry_point_index, target_index, out_code, out_diagnostics);
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double seconds = SecondsSince(start);
   Log("compiled {} in {:.3f} s{}",
       keyable ? request.key.ToHex().substr(0, 16) : "an untracked program", seconds,
       keyable ? "" : " (not keyable)");
@@ -348,9 +348,7 @@ IModule* SLANG_MCALL HookLoadModuleFromSource(ISession* self, const char* name, 
                                                   ISlangBlob**)>(self, kLoadModuleFromSource);
   IModule* module = original(self, name, path, source, diagnostics);
   if (module && source) {
-    DescribeModule(
-        module, name, path,
-        std::string(static_cast<const char*>(source->getBufferPointer()), source->getBufferSize()));
+    DescribeModule(module, name, path, BlobToString(source));
   }
   return module;
 }

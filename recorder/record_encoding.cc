@@ -77,8 +77,9 @@ trace_schema::Component::Kind RecordKindOf(Component::Kind kind) {
 }  // namespace
 
 void EncodeSession(const SessionConfig& config, trace_schema::Session::Builder out) {
-  out.setDigest(DataOf(config.ContentDigest()));
-  out.setLocationDigest(DataOf(config.LocationDigest()));
+  const Digest content = config.ContentDigest();
+  out.setDigest(DataOf(content));
+  out.setLocationDigest(DataOf(config.LocationDigest(content)));
   auto targets = out.initTargets(config.targets.size());
   for (size_t i = 0; i < config.targets.size(); ++i) {
     const TargetConfig& target = config.targets[i];
@@ -133,8 +134,9 @@ absl::StatusOr<SessionConfig> DecodeSession(trace_schema::Session::Reader record
   absl::StatusOr<Digest> claimed_location =
       DigestFromData(has_location ? record.getLocationDigest() : record.getDigest());
   if (!claimed_location.ok()) return claimed_location.status();
-  if (config.ContentDigest() != *claimed ||
-      (has_location && config.LocationDigest() != *claimed_location)) {
+  const Digest content = config.ContentDigest();
+  if (content != *claimed ||
+      (has_location && config.LocationDigest(content) != *claimed_location)) {
     return absl::DataLossError(fmt::format(
         "session record {} does not hash to its digest: the trace is damaged or was written by an "
         "incompatible spreplay",

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "absl/status/statusor.h"
 #include "fmt/format.h"
 
 namespace spreplay {
@@ -15,18 +16,9 @@ bool HoldsNvrtc(const std::filesystem::path& directory) {
   return std::filesystem::exists(directory / "libnvrtc.so", error);
 }
 
-}  // namespace
-
-std::optional<std::string> DefaultNvrtcDirectory() {
-  if (const char* cuda_home = std::getenv("CUDA_HOME"); cuda_home && *cuda_home) {
-    const std::filesystem::path directory = std::filesystem::path(cuda_home) / "lib64";
-    if (HoldsNvrtc(directory)) return directory.string();
-  }
-  const std::filesystem::path fallback = "/usr/local/cuda/lib64";
-  if (HoldsNvrtc(fallback)) return fallback.string();
-  return std::nullopt;
-}
-
+// Loading NVRTC's builtins in `directory` by path makes NVRTC's own dlopen
+// by file name find them in the process. OK when `directory` holds none:
+// NVRTC then searches as usual.
 absl::Status PreloadNvrtcBuiltins(const std::string& directory) {
   std::error_code error;
   for (const auto& entry : std::filesystem::directory_iterator(directory, error)) {
@@ -40,10 +32,25 @@ absl::Status PreloadNvrtcBuiltins(const std::string& directory) {
   return absl::OkStatus();
 }
 
+// The path to pass to IGlobalSession::setDownstreamCompilerPath for NVRTC.
+// Slang dlopens that path after adding the platform's "lib" prefix and ".so"
+// suffix to its file name, so it takes "<dir>/nvrtc", not the directory.
 absl::StatusOr<std::string> NvrtcLibraryStem(const std::string& directory) {
   if (!HoldsNvrtc(directory))
     return absl::NotFoundError(fmt::format("no libnvrtc.so in {}", directory));
   return (std::filesystem::path(directory) / "nvrtc").string();
+}
+
+}  // namespace
+
+std::optional<std::string> DefaultNvrtcDirectory() {
+  if (const char* cuda_home = std::getenv("CUDA_HOME"); cuda_home && *cuda_home) {
+    const std::filesystem::path directory = std::filesystem::path(cuda_home) / "lib64";
+    if (HoldsNvrtc(directory)) return directory.string();
+  }
+  const std::filesystem::path fallback = "/usr/local/cuda/lib64";
+  if (HoldsNvrtc(fallback)) return fallback.string();
+  return std::nullopt;
 }
 
 absl::Status UseNvrtc(slang::IGlobalSession* session, const std::string& directory) {

@@ -1,7 +1,7 @@
 #include "replayer/program_builder.h"
 
 #include "fmt/format.h"
-#include "replayer/blobs.h"
+#include "interpose/blobs.h"
 
 namespace spreplay {
 namespace {
@@ -22,6 +22,13 @@ absl::StatusOr<ComponentPtr> OnlyChild(const Component& recorded) {
                                                   recorded.children.size()));
   }
   return recorded.children.front();
+}
+
+absl::Status Check(SlangResult result, ISlangBlob* diagnostics, const std::string& what) {
+  if (SLANG_SUCCEEDED(result)) return absl::OkStatus();
+  return absl::InvalidArgumentError(fmt::format("Slang failed to {} (0x{:08x}):\n{}", what,
+                                                static_cast<uint32_t>(result),
+                                                BlobToString(diagnostics)));
 }
 
 }  // namespace
@@ -63,14 +70,6 @@ absl::StatusOr<BuiltComponent> ProgramBuilder::BuildNode(const Component& record
   }
   return absl::UnimplementedError(fmt::format(
       "the recording has a {} component, which cannot be replayed", KindName(recorded.kind)));
-}
-
-absl::Status ProgramBuilder::Check(SlangResult result, ISlangBlob* diagnostics,
-                                   const std::string& what) {
-  if (SLANG_SUCCEEDED(result)) return absl::OkStatus();
-  return absl::InvalidArgumentError(fmt::format("Slang failed to {} (0x{:08x}):\n{}", what,
-                                                static_cast<uint32_t>(result),
-                                                BlobToString(diagnostics)));
 }
 
 absl::StatusOr<BuiltComponent> ProgramBuilder::BuildEntryPoint(const Component& recorded) {

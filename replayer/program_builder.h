@@ -40,7 +40,6 @@ class ProgramBuilder {
   absl::StatusOr<BuiltComponent> BuildComposite(const Component& recorded);
   absl::StatusOr<BuiltComponent> BuildRenamed(const Component& recorded);
   absl::StatusOr<BuiltComponent> BuildLinked(const Component& recorded);
-  absl::Status Check(SlangResult result, ISlangBlob* diagnostics, const std::string& what);
 
   ReplaySession& session_;
   // Recorded nodes may be shared (a module is a composite's child and its

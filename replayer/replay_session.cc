@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "fmt/format.h"
-#include "replayer/blobs.h"
+#include "interpose/blobs.h"
 
 namespace spreplay {
 namespace {

@@ -4,7 +4,7 @@
 
 #include "common/seconds_since.h"
 #include "fmt/format.h"
-#include "replayer/blobs.h"
+#include "interpose/blobs.h"
 #include "replayer/dependency_check.h"
 #include "replayer/load_order.h"
 #include "replayer/nvrtc_location.h"
@@ -59,11 +59,6 @@ absl::StatusOr<std::unique_ptr<Replayer>> Replayer::Create(ReplayerOptions optio
 
 std::string SlangBuildTag() {
   const char* tag = spGetBuildTagString();
-  return tag ? tag : "";
-}
-
-std::string Replayer::BuildTag() const {
-  const char* tag = global_session_->getBuildTagString();
   return tag ? tag : "";
 }
 

@@ -44,17 +44,14 @@ struct ReplayedKernel {
   bool reused_session = false;
 };
 
-// The build tag of the Slang library this process links: what
-// Replayer::BuildTag() returns, without creating a global session.
+// The build tag of the Slang library this process links, which the recorded
+// toolchain string must contain for a replay to reproduce the recorded code.
+// Needs no global session.
 std::string SlangBuildTag();
 
 class Replayer {
  public:
   static absl::StatusOr<std::unique_ptr<Replayer>> Create(ReplayerOptions options = {});
-
-  // Slang's build tag, which the recorded toolchain string must contain for
-  // a replay to reproduce the recorded code.
-  std::string BuildTag() const;
 
   // `linked_program` is the recorded kLinked component whose entry point's
   // code `config`'s session produced for target `target_index`.

@@ -3,7 +3,7 @@
 #include <cstring>
 
 #include "fmt/format.h"
-#include "replayer/blobs.h"
+#include "interpose/blobs.h"
 #include "replayer/slang_path.h"
 
 namespace spreplay {
@@ -26,10 +26,7 @@ std::string EnclosingDirectory(std::string_view path) {
 }
 
 SlangResult ReturnString(std::string text, ISlangBlob** out) {
-  *out = nullptr;
-  ComPtr<ISlangBlob> blob = NewStringBlob(std::move(text));
-  blob->addRef();
-  *out = blob.get();
+  *out = NewOwnedBlob(std::move(text));
   return SLANG_OK;
 }
 
@@ -164,9 +161,7 @@ SlangResult SnapshotFileSystem::loadFile(const char* path, ISlangBlob** out) {
     NoteMissingLocked(path);
     return SLANG_E_NOT_FOUND;
   }
-  ComPtr<ISlangBlob> blob = NewSharedBytesBlob(std::move(bytes));
-  blob->addRef();
-  *out = blob.get();
+  *out = NewSharedBlob(std::move(bytes));
   return SLANG_OK;
 }
 

@@ -2,6 +2,7 @@
 
 #include <cstring>
 #include <string>
+#include <type_traits>
 
 #include "absl/status/status.h"
 #include "archive/json_writer.h"
@@ -48,8 +49,9 @@ class CompileCallbackListener final : public HookListener {
 };
 
 // Runs an API call; no C++ exception may cross into the caller (ctypes).
-template <typename Call>
-int Guarded(Call call) noexcept {
+// An exception returns `on_exception` and leaves its text in last_error.
+template <typename Call, typename Result = std::invoke_result_t<Call>>
+Result Guarded(Call call, Result on_exception = -1) noexcept {
   try {
     return call();
   } catch (const std::exception& error) {
@@ -57,7 +59,7 @@ int Guarded(Call call) noexcept {
   } catch (...) {
     Native().last_error = "internal error";
   }
-  return -1;
+  return on_exception;
 }
 
 // Strict mode without a usable archive: nothing may compile.
@@ -72,6 +74,40 @@ class RefuseAll final : public HookListener {
  private:
   std::string reason_;
 };
+
+// The counts and misses as JSON, copied into `buffer` (zero-terminated, cut
+// to `size`); returns the full length.
+size_t SummaryJson(char* buffer, size_t size) {
+  const KernelCounts counts = GetKernelCounts();
+  JsonWriter json;
+  json.BeginObject();
+  json.Key("served").Uint(counts.served);
+  json.Key("compiled").Uint(counts.compiled);
+  json.Key("notKeyable").Uint(counts.not_keyable);
+  json.Key("refused").Uint(counts.refused);
+  if (const auto& archive = Native().archive) {
+    json.Key("archive").String(archive->path());
+    json.Key("archiveKernels").Uint(archive->kernel_count());
+    json.Key("disabled").String(archive->disabled_reason());
+    json.Key("misses").BeginArray();
+    for (const MissRecord& miss : archive->misses())
+      json.BeginObject()
+          .Key("callSite")
+          .String(miss.call_site)
+          .Key("reason")
+          .String(miss.reason)
+          .EndObject();
+    json.EndArray();
+  }
+  json.EndObject();
+  const std::string& text = json.text();
+  if (buffer && size > 0) {
+    const size_t copied = std::min(text.size(), size - 1);
+    std::memcpy(buffer, text.data(), copied);
+    buffer[copied] = '\0';
+  }
+  return text.size();
+}
 
 }  // namespace
 }  // namespace spreplay
@@ -153,45 +189,24 @@ int spreplay_serve_archive(const char* path, int strict) {
 }
 
 void spreplay_refuse_all(const char* reason) {
-  if (Native().refuse_all) return;
-  Native().refuse_all = std::make_unique<spreplay::RefuseAll>(reason ? reason : "spreplay refuses");
-  spreplay::AddHookListener(Native().refuse_all.get());
+  spreplay::Guarded([&] {
+    if (Native().refuse_all) return 0;
+    Native().refuse_all =
+        std::make_unique<spreplay::RefuseAll>(reason ? reason : "spreplay refuses");
+    spreplay::AddHookListener(Native().refuse_all.get());
+    return 0;
+  });
 }
 
 void spreplay_name_call_site(const char* wrapper_module, const char* module, const char* function,
                              const char* kind) {
-  if (!Native().archive || !wrapper_module || !module || !function || !kind) return;
-  Native().archive->NameCallSite(wrapper_module, {module, function, kind});
+  spreplay::Guarded([&] {
+    if (!Native().archive || !wrapper_module || !module || !function || !kind) return 0;
+    Native().archive->NameCallSite(wrapper_module, {module, function, kind});
+    return 0;
+  });
 }
 
 size_t spreplay_summary_json(char* buffer, size_t size) {
-  const spreplay::KernelCounts counts = spreplay::GetKernelCounts();
-  spreplay::JsonWriter json;
-  json.BeginObject();
-  json.Key("served").Uint(counts.served);
-  json.Key("compiled").Uint(counts.compiled);
-  json.Key("notKeyable").Uint(counts.not_keyable);
-  json.Key("refused").Uint(counts.refused);
-  if (const auto& archive = Native().archive) {
-    json.Key("archive").String(archive->path());
-    json.Key("archiveKernels").Uint(archive->kernel_count());
-    json.Key("disabled").String(archive->disabled_reason());
-    json.Key("misses").BeginArray();
-    for (const spreplay::MissRecord& miss : archive->misses())
-      json.BeginObject()
-          .Key("callSite")
-          .String(miss.call_site)
-          .Key("reason")
-          .String(miss.reason)
-          .EndObject();
-    json.EndArray();
-  }
-  json.EndObject();
-  const std::string& text = json.text();
-  if (buffer && size > 0) {
-    const size_t copied = std::min(text.size(), size - 1);
-    std::memcpy(buffer, text.data(), copied);
-    buffer[copied] = '\0';
-  }
-  return text.size();
+  return spreplay::Guarded([&] { return spreplay::SummaryJson(buffer, size); }, size_t{0});
 }

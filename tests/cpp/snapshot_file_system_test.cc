@@ -4,7 +4,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "replayer/blobs.h"
+#include "interpose/blobs.h"
 #include "replayer/slang_path.h"
 
 namespace spreplay {

@@ -4,6 +4,7 @@ round-trip, incremental rebuilds, and clear errors on bad input."""
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -23,6 +24,7 @@ def archive(tmp_path_factory: pytest.TempPathFactory) -> Path:
     proc = run_spreplay("compile", *map(str, TRACES), "-o", str(out), "--no-cache")
     kernels = sum(len(inspect_json(t)["kernels"]) for t in TRACES)
     assert proc.stderr.count("PTX identical") == kernels, proc.stderr
+    assert_one_progress_line_per_kernel(proc.stderr)
     return out
 
 
@@ -77,6 +79,16 @@ def test_a_damaged_trace_record_fails_only_its_kernels(tmp_path: Path) -> None:
                         check=False)
     assert proc.returncode == 1
     assert "FAILED" in proc.stderr and "damaged region" in proc.stderr
+    assert_one_progress_line_per_kernel(proc.stderr)
+
+
+def assert_one_progress_line_per_kernel(stderr: str) -> None:
+    """`[n/total]` once for every kernel, compiled or failed, n counting up to total."""
+    progress = [re.match(r"\[(\d+)/(\d+)\] ", line) for line in stderr.splitlines()]
+    counts = [(int(m[1]), int(m[2])) for m in progress if m]
+    assert counts, stderr
+    total = counts[0][1]
+    assert counts == [(n, total) for n in range(1, total + 1)], stderr
 
 
 def test_archives_reject_damage_with_a_clear_error(archive: Path, tmp_path: Path) -> None:
