@@ -68,12 +68,10 @@ std::string DescribeTrace(const Trace& trace) {
     std::vector<trace_schema::CallSite::Reader> call_sites = trace.CallSitesOf(kernel);
     uint64_t wrapper_size = 0;
     if (absl::StatusOr<ComponentPtr> program = trace.FindComponent(kernel.program); program.ok()) {
-      std::function<void(const ComponentPtr&)> visit = [&](const ComponentPtr& node) {
-        if (node->kind == Component::Kind::kModule && node->source)
-          wrapper_size += node->source->size();
-        for (const ComponentPtr& child : node->children) visit(child);
-      };
-      visit(*program);
+      ForEachDistinctNode(*program, [&](const Component& node) {
+        if (node.kind == Component::Kind::kModule && node.source)
+          wrapper_size += node.source->size();
+      });
     }
     const std::string kind = call_sites.empty() ? "-" : CallKindName(call_sites[0].getKind());
     const std::string module = call_sites.empty() ? "-" : call_sites[0].getModule().cStr();

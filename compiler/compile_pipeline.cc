@@ -34,8 +34,8 @@ struct KernelJob {
   const KernelRecord* record = nullptr;
   KernelOutcome outcome;
   KernelCallSite call_site;
-  ComponentPtr program;
-  std::string ptx;  // without the trailing NUL
+  absl::StatusOr<ComponentPtr> program;  // an error when the trace lacks it
+  std::string ptx;                       // without the trailing NUL
   Digest ptx_digest;
   uint32_t ptx_arch = 0;
   Digest proof;  // that the trace rebuilds this PTX, see NeedsReplay
@@ -99,15 +99,13 @@ bool NeedsReplay(const CompileCache& cache, const std::string& build_tag, Kernel
 // with the PTX the app got.
 void Replay(const Trace& trace, Replayer& replayer, const CompileCache& cache, KernelJob& job) {
   const KernelRecord& record = *job.record;
-  if (!job.program) {
-    return job.Fail(std::string(trace.FindComponent(record.program).status().message()));
-  }
+  if (!job.program.ok()) return job.Fail(std::string(job.program.status().message()));
   absl::StatusOr<SessionConfig> session = trace.FindSession(record.session_location);
   if (!session.ok()) return job.Fail(std::string(session.status().message()));
-  absl::StatusOr<Snapshot> snapshot = SnapshotFor(trace, job.program);
+  absl::StatusOr<Snapshot> snapshot = SnapshotFor(trace, *job.program);
   if (!snapshot.ok()) return job.Fail(std::string(snapshot.status().message()));
   absl::StatusOr<ReplayedKernel> replayed = replayer.Replay(
-      *session, job.program, record.entry_point_index, record.target_index, *snapshot);
+      *session, *job.program, record.entry_point_index, record.target_index, *snapshot);
   if (!replayed.ok())
     return job.Fail(fmt::format("Slang could not rebuild it: {}", replayed.status()));
   job.outcome.front_end_seconds = replayed->front_end_seconds;
@@ -154,15 +152,15 @@ KernelMetadata MetadataOf(const KernelJob& job, const std::vector<uint32_t>& arc
   metadata.program_digest = job.record->program;
   metadata.sass_arches = arches;
   metadata.ptx_arch = ptx_arch;
+  // Two modules may depend on the same file: list it once.
   absl::flat_hash_set<std::pair<Digest, std::string>> listed;
-  std::function<void(const ComponentPtr&)> collect = [&](const ComponentPtr& node) {
-    for (const SourceFile& file : node->dependencies) {
-      if (listed.insert({file.content, file.path}).second)
-        metadata.manifest.push_back({file.content, file.path});
-    }
-    for (const ComponentPtr& child : node->children) collect(child);
-  };
-  if (job.program) collect(job.program);
+  if (job.program.ok())
+    ForEachDistinctNode(*job.program, [&](const Component& node) {
+      for (const SourceFile& file : node.dependencies) {
+        if (listed.insert({file.content, file.path}).second)
+          metadata.manifest.push_back({file.content, file.path});
+      }
+    });
   return metadata;
 }
 
@@ -240,9 +238,7 @@ absl::StatusOr<CompileReport> CompileTrace(const Trace& trace, const std::string
     jobs[i].outcome.key = jobs[i].record->key;
     jobs[i].outcome.status = KernelOutcome::Status::kCompiled;
     DescribeCallSite(trace, jobs[i]);
-    if (absl::StatusOr<ComponentPtr> program = trace.FindComponent(jobs[i].record->program);
-        program.ok())
-      jobs[i].program = *program;
+    jobs[i].program = trace.FindComponent(jobs[i].record->program);
   }
 
   // One line per kernel as soon as its fate is known.

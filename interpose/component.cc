@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "absl/container/flat_hash_set.h"
 #include "common/replace_all.h"
 #include "interpose/key_hasher.h"
 
@@ -34,6 +35,23 @@ bool IsDerivedModuleName(std::string_view name) {
 }
 
 }  // namespace
+
+void ForEachDistinctNode(const ComponentPtr& root,
+                         const std::function<void(const Component&)>& visit) {
+  absl::flat_hash_set<const Component*> seen;
+  std::vector<const Component*> pending;
+  if (root) pending.push_back(root.get());
+  while (!pending.empty()) {
+    const Component* node = pending.back();
+    pending.pop_back();
+    if (!seen.insert(node).second) continue;
+    visit(*node);
+    // Reversed, so that children are visited in their order.
+    for (auto child = node->children.rbegin(); child != node->children.rend(); ++child) {
+      if (*child) pending.push_back(child->get());
+    }
+  }
+}
 
 const char* KindName(Component::Kind kind) {
   switch (kind) {

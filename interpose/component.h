@@ -8,6 +8,7 @@
 // hit at run time, and miss whenever anything the kernel depends on changed.
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -78,6 +79,12 @@ struct Component {
 };
 
 const char* KindName(Component::Kind kind);
+
+// Calls `visit` once for every distinct node under `root`, parents first.
+// Programs share nodes (a wrapper module is a child of both the composite and
+// the entry point), so a plain recursive walk sees some of them twice.
+void ForEachDistinctNode(const ComponentPtr& root,
+                         const std::function<void(const Component&)>& visit);
 
 // Replaces every mention of a dependency's path in module source text by the
 // digest of that file's content: slangpy writes the path of a module imported

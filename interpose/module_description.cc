@@ -2,6 +2,7 @@
 
 #include <vector>
 
+#include "common/fmt_absl.h"
 #include "fmt/format.h"
 
 namespace spreplay {
@@ -18,10 +19,10 @@ absl::StatusOr<ComponentPtr> DescribeLoadedModule(slang::IModule* module,
     // A string module's own pseudo path stands for its text, which is keyed
     // as the source instead (as the hooks do).
     if (request.source && own_path == dependency) continue;
-    std::optional<Digest> digest = digest_of(dependency);
-    if (!digest) {
-      return absl::InternalError(fmt::format(
-          "module '{}' depends on {}, which the replay cannot account for", name, dependency));
+    absl::StatusOr<Digest> digest = digest_of(dependency);
+    if (!digest.ok()) {
+      return absl::InternalError(fmt::format("module '{}' depends on {}: {}", name, dependency,
+                                             digest.status().message()));
     }
     dependencies.push_back({dependency, *digest});
   }

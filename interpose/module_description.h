@@ -22,8 +22,9 @@ struct ModuleRequest {
 };
 
 // The content digest of a dependency path: a module loaded from a string,
-// by the pseudo path Slang named it with, or a file Slang read.
-using DependencyDigest = std::function<std::optional<Digest>(const std::string& path)>;
+// by the pseudo path Slang named it with, or a file Slang read; an error says
+// why the path cannot be accounted for.
+using DependencyDigest = std::function<absl::StatusOr<Digest>(const std::string& path)>;
 
 absl::StatusOr<ComponentPtr> DescribeLoadedModule(slang::IModule* module,
                                                   const ModuleRequest& request,

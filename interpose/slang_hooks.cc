@@ -175,11 +175,11 @@ void DescribeModule(IModule* module, const char* requested_name, const char* pat
   std::vector<FileContent> contents;
   absl::StatusOr<ComponentPtr> described = DescribeLoadedModule(
       module, request,
-      [&contents, session](const std::string& dependency) -> std::optional<Digest> {
+      [&contents, session](const std::string& dependency) -> absl::StatusOr<Digest> {
         if (std::optional<Digest> imported = StringModuleDigest(session, dependency))
-          return imported;
+          return *imported;
         absl::StatusOr<FileContent> content = SessionFile(session, dependency);
-        if (!content.ok()) return std::nullopt;
+        if (!content.ok()) return content.status();
         contents.push_back(*content);
         return content->digest;
       });

@@ -46,41 +46,37 @@ std::string IdentityOf(std::span<const std::byte> frame) {
 
 absl::StatusOr<MergeSummary> MergeTraces(const std::vector<std::string>& inputs,
                                          const std::string& output) {
-  std::vector<TraceLog> logs;
-  MergeSummary summary;
-  for (const std::string& input : inputs) {
-    absl::StatusOr<TraceLog> log = ReadTraceLog(input);
-    if (!log.ok()) return log.status();
-    summary.damaged_regions += log->damage.size();
-    logs.push_back(*std::move(log));
-  }
+  // One input in memory at a time: inputs carry every PTX and source file,
+  // and only the identities seen so far must outlive an input.
   const std::string temporary =
       fmt::format("{}.merge-{}-{}", output, getpid(), std::random_device{}());
-  {
+  MergeSummary summary;
+  absl::Status status = [&]() -> absl::Status {
     absl::StatusOr<TraceLogWriter> writer = TraceLogWriter::Open(temporary);
     if (!writer.ok()) return writer.status();
     absl::flat_hash_set<std::string> seen;
-    for (const TraceLog& log : logs) {
-      for (std::span<const std::byte> frame : log.frames) {
+    for (const std::string& input : inputs) {
+      absl::StatusOr<TraceLog> log = ReadTraceLog(input);
+      if (!log.ok()) return log.status();
+      summary.damaged_regions += log->damage.size();
+      for (std::span<const std::byte> frame : log->frames) {
         ++summary.records_read;
         if (!seen.insert(IdentityOf(frame)).second) continue;
-        if (absl::Status status = writer->Append(frame); !status.ok()) {
-          std::remove(temporary.c_str());
-          return status;
-        }
+        if (absl::Status appended = writer->Append(frame); !appended.ok()) return appended;
         ++summary.records_written;
       }
     }
-    if (absl::Status status = writer->Sync(); !status.ok()) {
-      std::remove(temporary.c_str());
-      return status;
-    }
+    return writer->Sync();
+  }();
+  if (status.ok()) {
+    std::error_code error;
+    std::filesystem::rename(temporary, output, error);
+    if (error)
+      status = absl::InternalError(fmt::format("cannot write {}: {}", output, error.message()));
   }
-  std::error_code error;
-  std::filesystem::rename(temporary, output, error);
-  if (error) {
+  if (!status.ok()) {
     std::remove(temporary.c_str());
-    return absl::InternalError(fmt::format("cannot write {}: {}", output, error.message()));
+    return status;
   }
   return summary;
 }

@@ -81,7 +81,10 @@ absl::StatusOr<LoadedModule> ReplaySession::LoadModule(const Component& recorded
   }
   const ModuleRequest& first = requests_.try_emplace(module, std::move(request)).first->second;
   absl::StatusOr<ComponentPtr> description = DescribeLoadedModule(
-      module, first, [this](const std::string& path) { return DependencyDigest(path); });
+      module, first, [this](const std::string& path) -> absl::StatusOr<Digest> {
+        if (std::optional<Digest> digest = DependencyDigest(path)) return *digest;
+        return absl::NotFoundError("the replay cannot account for it");
+      });
   if (!description.ok()) return description.status();
   if ((*description)->path != recorded.path) {
     return absl::FailedPreconditionError(

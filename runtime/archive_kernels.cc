@@ -46,7 +46,7 @@ std::vector<MissRecord> ArchiveKernels::misses() const {
 }
 
 const CallSiteName* ArchiveKernels::NameOf(const KernelRequest& request) const {
-  for (const std::string& wrapper : WrapperModuleNames(*request.program)) {
+  for (const std::string& wrapper : WrapperModuleNames(request.program)) {
     if (auto it = names_.find(wrapper); it != names_.end()) return &it->second;
   }
   return nullptr;
@@ -56,7 +56,7 @@ KernelDecision ArchiveKernels::Miss(const KernelRequest& request, std::string re
                                     std::string* refusal) {
   std::lock_guard lock(mutex_);
   const CallSiteName* name = NameOf(request);
-  const std::vector<std::string> wrappers = WrapperModuleNames(*request.program);
+  const std::vector<std::string> wrappers = WrapperModuleNames(request.program);
   const std::string label = name ? name->Label()
                             : wrappers.empty()
                                 ? "an unnamed kernel"
@@ -81,9 +81,14 @@ KernelDecision ArchiveKernels::DecideKernel(const KernelRequest& request, Served
                                             std::string* refusal) {
   if (std::string reason = disabled_reason(); !reason.empty())
     return Miss(request, reason, refusal);
+  // Explaining scans the archive: outside the lock, which hits also take.
   auto explain = [&] {
-    std::lock_guard lock(mutex_);
-    return ExplainMiss(archive_, request, NameOf(request));
+    std::optional<CallSiteName> name;
+    {
+      std::lock_guard lock(mutex_);
+      if (const CallSiteName* named = NameOf(request)) name = *named;
+    }
+    return ExplainMiss(archive_, request, name ? &*name : nullptr);
   };
   if (!request.session || !request.program->keyable) return Miss(request, explain(), refusal);
   std::optional<ArchivedKernel> kernel = archive_.Find(request.key);

@@ -9,16 +9,6 @@
 namespace spreplay {
 namespace {
 
-void CollectWrappers(const Component& node, std::vector<std::string>& names) {
-  if (node.kind == Component::Kind::kModule && node.source) names.push_back(node.name);
-  for (const ComponentPtr& child : node.children) CollectWrappers(*child, names);
-}
-
-void CollectFiles(const Component& node, std::vector<SourceFile>& files) {
-  for (const SourceFile& file : node.dependencies) files.push_back(file);
-  for (const ComponentPtr& child : node.children) CollectFiles(*child, files);
-}
-
 bool SameCallSite(const ArchivedKernel& kernel, const std::vector<std::string>& wrappers,
                   const CallSiteName* name) {
   auto call_site = kernel.entry.getCallSite();
@@ -34,9 +24,11 @@ bool SameCallSite(const ArchivedKernel& kernel, const std::vector<std::string>& 
 
 }  // namespace
 
-std::vector<std::string> WrapperModuleNames(const Component& program) {
+std::vector<std::string> WrapperModuleNames(const ComponentPtr& program) {
   std::vector<std::string> names;
-  CollectWrappers(program, names);
+  ForEachDistinctNode(program, [&](const Component& node) {
+    if (node.kind == Component::Kind::kModule && node.source) names.push_back(node.name);
+  });
   return names;
 }
 
@@ -45,15 +37,15 @@ std::string ExplainMiss(const Archive& archive, const KernelRequest& request,
   if (!request.session) return "its Slang session was created before spreplay was active";
   if (!request.program->keyable)
     return "it uses Slang modules spreplay could not read (see SPREPLAY_VERBOSE=1)";
-  const std::vector<std::string> wrappers = WrapperModuleNames(*request.program);
+  const std::vector<std::string> wrappers = WrapperModuleNames(request.program);
   for (size_t i = 0; i < archive.kernel_count(); ++i) {
     ArchivedKernel kernel = archive.kernel(i);
     if (!SameCallSite(kernel, wrappers, name)) continue;
     // The same call site was archived: find what differs.
-    std::vector<SourceFile> files;
-    CollectFiles(*request.program, files);
     absl::flat_hash_set<Digest> current;
-    for (const SourceFile& file : files) current.insert(file.content);
+    ForEachDistinctNode(request.program, [&](const Component& node) {
+      for (const SourceFile& file : node.dependencies) current.insert(file.content);
+    });
     std::vector<std::string> changed;
     for (auto dependency : kernel.entry.getManifest()) {
       if (current.contains(DigestFromData(dependency.getDigest()).value_or(Digest{}))) continue;

@@ -26,6 +26,6 @@ std::string ExplainMiss(const Archive& archive, const KernelRequest& request,
 
 // The names of the modules loaded from strings in `program`: slangpy names
 // each wrapper module after its call site's hash.
-std::vector<std::string> WrapperModuleNames(const Component& program);
+std::vector<std::string> WrapperModuleNames(const ComponentPtr& program);
 
 }  // namespace spreplay

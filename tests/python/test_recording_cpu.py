@@ -115,3 +115,14 @@ def test_merge_keeps_one_copy_of_every_record(tmp_path: Path) -> None:
     contents = inspect_json(merged)
     assert len(contents["processes"]) == 2 and len(contents["callSites"]) == 6
     assert merged.stat().st_size < first.stat().st_size + second.stat().st_size * 0.5
+
+
+def test_a_merge_that_fails_leaves_the_output_as_it_was(tmp_path: Path) -> None:
+    first = tmp_path / "a.capnp"
+    assert record(first).returncode == 0
+    merged = tmp_path / "merged.capnp"
+    merged.write_bytes(b"an earlier merge")
+    proc = run_spreplay("merge", str(first), str(tmp_path / "missing.capnp"), "-o", str(merged), check=False)
+    assert proc.returncode == 1 and "missing.capnp" in proc.stderr
+    assert merged.read_bytes() == b"an earlier merge"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.capnp", "merged.capnp"]
