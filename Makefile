@@ -17,6 +17,8 @@ demo: setup
 
 test: setup test-cpp test-python fuzz
 
+test-cpp test-python fuzz: setup
+
 test-cpp:
 	@ctest --test-dir build --output-on-failure -j 2
 
@@ -24,7 +26,7 @@ test-python:
 	@.venv/bin/python -m pytest -q tests/python
 
 fuzz:
-	@tests/fuzz/run-fuzzers 10
+	@PYTHON=$(CURDIR)/.venv/bin/python tests/fuzz/run-fuzzers 10
 
 # Needs a CUDA GPU.
 gpu-test: setup

@@ -17,6 +17,9 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from app_output import clean_environment  # noqa: E402
+
 ROOT = Path(__file__).resolve().parent.parent
 TRACES = sorted((ROOT / "tests" / "fixtures" / "h200").glob("*.capnp"))
 
@@ -26,7 +29,7 @@ def compile_once(out: Path, jobs: int, cache: Path | None, report: Path, sass: s
             "--jobs", str(jobs), "--report", str(report), "--sass", sass]
     argv += ["--cache", str(cache)] if cache else ["--no-cache"]
     start = time.perf_counter()
-    subprocess.run(argv, check=True, capture_output=True, text=True)
+    subprocess.run(argv, env=clean_environment(), check=True, capture_output=True, text=True)
     return time.perf_counter() - start
 
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import shutil
 import subprocess
 import sys
@@ -66,9 +65,9 @@ def main() -> int:
         trace.unlink(missing_ok=True)
         stock = run_sample(name, work / f"{name}-stock.npz", args.repeat, {})
         recorded = run_sample(name, work / f"{name}-record.npz", args.repeat, {"SLANGPY_RECORD": str(trace)})
-        inspect = subprocess.run([sys.executable, "-m", "spreplay", "inspect", str(trace)],
-                                 capture_output=True, text=True)
-        kernels = len(re.findall(r"^[0-9a-f]{16}  ", inspect.stdout, re.MULTILINE))
+        inspect = subprocess.run([sys.executable, "-m", "spreplay", "inspect", str(trace), "--json"],
+                                 env=clean_environment(), capture_output=True, text=True, check=True)
+        kernels = len(json.loads(inspect.stdout)["kernels"])
         results[name] = {
             "stock": stock,
             "record": recorded,

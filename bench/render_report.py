@@ -205,7 +205,7 @@ class Report:
         self.add("## Recording and compiling", "")
         rows = []
         for name, w in self.workloads.items():
-            cold_first = median_of(w["rounds"], "cold", lambda run: run["ready_to_all_first_results_s"])
+            cold_first = self.ready(w["rounds"], "cold")
             compile_ = w["compile"]
             rows.append([name, fmt_s(cold_first), fmt_s(w["record"]["ready_to_all_first_results_s"]),
                          f"{w['trace_bytes'] / 1024:.0f}", str(compile_["kernels"]), f"{compile_['wall_s']:.1f}",
@@ -293,15 +293,13 @@ def merge_results(runs: list[tuple[Path, dict[str, Any]]]) -> dict[str, Any]:
     return merged
 
 
-def plot(data: dict[str, Any], path: Path) -> None:
+def plot(report: Report, path: Path) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    workloads = {name: w for name, w in data["workloads"].items() if w.get("rounds")}
-    configs = data["configs"]
-    labels = config_labels(data)
+    workloads, configs = report.workloads, report.configs
     fig, axes = plt.subplots(len(workloads), 1, figsize=(10, 1.3 + 0.3 * len(configs) * len(workloads)), squeeze=False)
     for ax, (name, w) in zip(axes[:, 0], workloads.items()):
         left = [0.0] * len(configs)
@@ -310,9 +308,8 @@ def plot(data: dict[str, Any], path: Path) -> None:
             ax.barh(range(len(configs)), widths, left=left, color=color, label=PHASE_LABELS[phase])
             left = [a + b for a, b in zip(left, widths)]
         for y, (x, config) in enumerate(zip(left, configs)):
-            total = median_of(w["rounds"], config, lambda run: run["ready_to_all_first_results_s"])
-            ax.text(x, y, f" {total:.2f} s", va="center", fontsize=8)
-        ax.set_yticks(range(len(configs)), [labels[c] for c in configs], fontsize=8)
+            ax.text(x, y, f" {report.ready(w['rounds'], config):.2f} s", va="center", fontsize=8)
+        ax.set_yticks(range(len(configs)), [report.labels[c] for c in configs], fontsize=8)
         ax.invert_yaxis()
         ax.set_xlim(0, max(left) * 1.15)
         ax.set_title(f"{name} ({w['rounds'][0]['cold']['call_sites']} call sites)", fontsize=9, loc="left")
@@ -321,7 +318,7 @@ def plot(data: dict[str, Any], path: Path) -> None:
                            "phase's median, labels the median total", fontsize=8)
     handles, labels = axes[0, 0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="upper center", ncol=4, fontsize=8, frameon=False)
-    system = data["system"]
+    system = report.data["system"]
     fig.suptitle(f"{system['gpu']}, {system['date']}, commit {system['commit']}", fontsize=8, y=0.005, va="bottom")
     fig.tight_layout(rect=(0, 0.02, 1, 0.95))
     fig.savefig(path, dpi=130)
@@ -338,10 +335,11 @@ def main() -> int:
     except (OSError, ValueError) as error:
         print(f"render_report: {error}", file=sys.stderr)
         return 1
-    args.markdown.write_text(Report(data).render() + "\n")
+    report = Report(data)
+    args.markdown.write_text(report.render() + "\n")
     if args.plot:
         try:
-            plot(data, args.plot)
+            plot(report, args.plot)
         except ImportError as error:
             print(f"render_report: no plot ({error}); pip install matplotlib for one", file=sys.stderr)
     return 0

@@ -5,8 +5,6 @@ functions here serve tests, tools and apps that want a summary. Importing the
 package stays cheap: the native library loads only when something needs it.
 """
 
-from __future__ import annotations
-
 __version__ = "0.1.0"
 __all__ = ["install_hooks", "summary", "__version__"]
 

@@ -5,14 +5,13 @@ it must cost nothing when no spreplay variable is set: it reads os.environ and
 returns. Nothing here may raise into the interpreter's start-up.
 """
 
-from __future__ import annotations
-
 # Only os at import time: json, platform and the rest load when a variable is
 # set, so that an inactive spreplay costs an interpreter nothing measurable.
 import os
 
 RECORD = "SLANGPY_RECORD"
 KERNELS = "SLANGPY_KERNELS"
+MISSES = "SLANGPY_KERNELS_MISSES"
 VERBOSE = "SPREPLAY_VERBOSE"
 
 
@@ -79,8 +78,16 @@ def activate_from_environment() -> None:
         return
     verbose = switch_is_on(VERBOSE)
     try:
-        if record_path:
-            start_recording(record_path, verbose)
+        # A process has one recorder: the misses trace when serving, unless
+        # SLANGPY_RECORD already records every kernel that compiles.
+        misses_path = os.environ.get(MISSES) if archive_path else None
+        if record_path and misses_path:
+            import sys
+
+            print(f"spreplay: {MISSES} ignored: {RECORD} records every compiled kernel to {record_path}",
+                  file=sys.stderr)
+        if record_path or misses_path:
+            start_recording(record_path or misses_path, verbose)
         if archive_path:
             from ._serving import start_serving
 

@@ -12,7 +12,6 @@ from ._native import Native, NativeError
 from ._slangpy_patches import call_site_hub
 
 STRICT = "SLANGPY_KERNELS_STRICT"
-MISSES = "SLANGPY_KERNELS_MISSES"
 SUMMARY = "SLANGPY_KERNELS_SUMMARY"
 
 
@@ -49,12 +48,6 @@ def start_serving(archive_path: str, verbose: bool) -> Native:
             native.refuse_all(f"{message} (and {STRICT} is set)")
         print(f"{message}; {'every kernel will fail' if strict else 'kernels compile as usual'}", file=sys.stderr)
     call_site_hub().call_site_observers.append(lambda description: _name_call_site(native, description))
-    misses_path = os.environ.get(MISSES)
-    # SLANGPY_RECORD, when also set, already records every compiled kernel.
-    if misses_path and not os.environ.get("SLANGPY_RECORD"):
-        from ._activation import start_recording
-
-        start_recording(misses_path, verbose)
     if switch_is_on(SUMMARY):
         atexit.register(lambda: print(format_summary(native.summary()), file=sys.stderr))
     return native

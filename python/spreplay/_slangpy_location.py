@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +19,8 @@ class SlangpyNotFound(RuntimeError):
     pass
 
 
+# Asked by the hooks and by the recorder's process description, at start-up.
+@functools.cache
 def locate_slangpy() -> SlangpyInstall:
     spec = importlib.util.find_spec("slangpy")
     if spec is None or not spec.submodule_search_locations:

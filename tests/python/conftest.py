@@ -18,7 +18,7 @@ def spreplay_command() -> list[str]:
 
 
 def run_spreplay(*args: str, check: bool = True) -> subprocess.CompletedProcess:
-    proc = subprocess.run([*spreplay_command(), *args], capture_output=True, text=True)
+    proc = subprocess.run([*spreplay_command(), *args], env=clean_env(), capture_output=True, text=True)
     if check and proc.returncode != 0:
         raise AssertionError(f"spreplay {' '.join(args)} failed ({proc.returncode}):\n{proc.stderr}")
     return proc

@@ -4,10 +4,9 @@ round-trip, incremental rebuilds, and clear errors on bad input."""
 
 from __future__ import annotations
 
+import os
 import re
-import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -35,7 +34,7 @@ def test_every_recorded_kernel_is_rebuilt_byte_identically(archive: Path) -> Non
 
 
 def test_every_kernel_has_sass_for_every_default_arch(archive: Path, tmp_path: Path) -> None:
-    cuobjdump = shutil.which("cuobjdump", path=str(Path(sys.executable).parent)) or _cuobjdump_from_wheel()
+    cuobjdump = _cuobjdump()
     index = inspect_json(archive)
     for entry in index["kernels"]:
         assert entry["sass_arches"] == ARCHES
@@ -48,7 +47,11 @@ def test_every_kernel_has_sass_for_every_default_arch(archive: Path, tmp_path: P
         assert ".ptx" in listing
 
 
-def _cuobjdump_from_wheel() -> str:
+def _cuobjdump() -> str:
+    """The CUDA toolkit's (CUDA_HOME, which the Makefile sets, else /usr/local/cuda), else the wheel's."""
+    toolkit = Path(os.environ.get("CUDA_HOME") or "/usr/local/cuda") / "bin" / "cuobjdump"
+    if toolkit.exists():
+        return str(toolkit)
     import nvidia
 
     for base in nvidia.__path__:

@@ -126,3 +126,23 @@ def test_a_merge_that_fails_leaves_the_output_as_it_was(tmp_path: Path) -> None:
     assert proc.returncode == 1 and "missing.capnp" in proc.stderr
     assert merged.read_bytes() == b"an earlier merge"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.capnp", "merged.capnp"]
+
+
+def test_serving_records_its_misses_to_the_misses_trace(tmp_path: Path) -> None:
+    archive = tmp_path / "kernels.sprk"
+    run_spreplay("compile", str(ROOT / "tests" / "fixtures" / "h200" / "autodiff.capnp"), "-o", str(archive),
+                 "--arch", "90", "--no-cache")
+    misses = tmp_path / "misses.capnp"
+    proc = subprocess.run([sys.executable, str(APP)], capture_output=True, text=True,
+                          env=clean_env(SLANGPY_KERNELS=str(archive), SLANGPY_KERNELS_MISSES=str(misses)))
+    assert proc.returncode == 0, proc.stderr
+    assert len(inspect_json(misses)["callSites"]) == 6
+
+    trace = tmp_path / "trace.capnp"
+    other = tmp_path / "other-misses.capnp"
+    proc = subprocess.run([sys.executable, str(APP)], capture_output=True, text=True,
+                          env=clean_env(SLANGPY_KERNELS=str(archive), SLANGPY_KERNELS_MISSES=str(other),
+                                        SLANGPY_RECORD=str(trace)))
+    assert proc.returncode == 0, proc.stderr
+    assert f"SLANGPY_KERNELS_MISSES ignored: SLANGPY_RECORD records every compiled kernel to {trace}" in proc.stderr
+    assert len(inspect_json(trace)["callSites"]) == 6 and not other.exists()
