@@ -17,6 +17,7 @@
 #include "compiler/trace_snapshot.h"
 #include "fmt/format.h"
 #include "interpose/key_hasher.h"
+#include "replayer/recorded_working_directory.h"
 #include "replayer/replayer.h"
 
 namespace spreplay {
@@ -256,6 +257,11 @@ absl::StatusOr<CompileReport> CompileTrace(const Trace& trace, const std::string
   // Replay: one Slang replayer per worker, created on first use, so that a
   // rebuild whose kernels are all proven starts no Slang session.
   const std::string build_tag = SlangBuildTag();
+  if (!TakeOverWorkingDirectoryForNvrtc()) {
+    fmt::print(stderr,
+               "spreplay: warning: this program cannot present the recorded working directory to "
+               "NVRTC; kernels with debug information replay only in the recording's directory\n");
+  }
   std::vector<std::unique_ptr<Replayer>> replayers(workers);
   ParallelFor(jobs.size(), workers, [&](size_t item, size_t worker) {
     KernelJob& job = jobs[item];

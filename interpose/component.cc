@@ -34,6 +34,20 @@ bool IsDerivedModuleName(std::string_view name) {
                      [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
 }
 
+// The name a file module is keyed by. Slang names a module after the request
+// that first loads it: loadModule("slangpy.slang") makes "slangpy.slang",
+// while `import slangpy;` in a module loaded earlier makes "slangpy". Both
+// are the same file and give the same code, so the name must not decide the
+// key: which request came first is load order, not content. Paths are keyed
+// by the content of the file they name (NormalizeSourceText).
+std::string FileModuleKeyName(const std::string& name,
+                              const std::vector<SourceFile>& dependencies) {
+  std::string keyed = NormalizeSourceText(name, dependencies);
+  constexpr std::string_view kExtension = ".slang";
+  if (keyed.ends_with(kExtension)) keyed.resize(keyed.size() - kExtension.size());
+  return keyed;
+}
+
 }  // namespace
 
 void ForEachDistinctNode(const ComponentPtr& root,
@@ -98,7 +112,7 @@ ComponentPtr Component::Module(std::string name, std::string path, std::string r
                                std::optional<std::string> source,
                                std::vector<SourceFile> dependencies) {
   auto module = Make(Kind::kModule);
-  KeyHasher hasher("spreplay.module.v2");
+  KeyHasher hasher("spreplay.module.v3");
   hasher.Integer(source.has_value());
   if (source) {
     // slangpy names a wrapper module after a hash of its text, and that text
@@ -114,8 +128,7 @@ ComponentPtr Component::Module(std::string name, std::string path, std::string r
     }
     hasher.Text(text);
   } else {
-    // A module loaded by path is named by its path.
-    hasher.Text(NormalizeSourceText(name, dependencies));
+    hasher.Text(FileModuleKeyName(name, dependencies));
   }
   // Order-independent: Slang lists files in the order it happened to load them.
   std::vector<Digest> contents;

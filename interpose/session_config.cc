@@ -68,6 +68,8 @@ Digest SessionConfig::LocationDigest(const Digest& content_digest) const {
   };
   for (const TargetConfig& target : targets) hash_locations(target.options);
   hash_locations(options);
+  // Traces from before the working directory was recorded keep their digests.
+  if (!working_directory.empty()) hasher.Text("working directory").Text(working_directory);
   return hasher.Finish();
 }
 

@@ -40,6 +40,11 @@ struct SessionConfig {
   // by the slangpy version, which every key holds, so keys name the place
   // "<slangpy>" instead and survive another install location.
   std::string slangpy_directory;
+  // The working directory of the process that created the session, as the
+  // compilers in it saw it (WorkingDirectoryAsToolsSeeIt). Slang resolves
+  // relative module and include paths against it, and NVRTC writes it into
+  // PTX with debug information. Replay only: keys never hold a path.
+  std::string working_directory;
 
   static SessionConfig From(const slang::SessionDesc& desc, std::string slangpy_directory);
 
@@ -48,9 +53,10 @@ struct SessionConfig {
   // yielded is keyed by content, per module.
   Digest ContentDigest() const;
 
-  // ContentDigest plus where Slang searches: two sessions that differ only in
-  // their include paths produce the same code from the same files, but must
-  // be replayed with their own paths to find those files.
+  // ContentDigest plus where Slang searches and the working directory: two
+  // sessions that differ only in their include paths produce the same code
+  // from the same files, but must be replayed with their own paths to find
+  // those files.
   Digest LocationDigest() const;
   // The same, given this config's ContentDigest().
   Digest LocationDigest(const Digest& content_digest) const;

@@ -10,6 +10,7 @@
 #include "common/fmt_absl.h"
 #include "common/seconds_since.h"
 #include "common/stderr_line.h"
+#include "common/working_directory.h"
 #include "fmt/format.h"
 #include "interpose/blobs.h"
 #include "interpose/module_description.h"
@@ -424,6 +425,7 @@ SlangResult SLANG_MCALL HookCreateSession(IGlobalSession* self, const slang::Ses
 
   auto info = std::make_shared<SessionInfo>();
   info->config = SessionConfig::From(desc, State().slangpy_directory);
+  info->config.working_directory = WorkingDirectoryAsToolsSeeIt();
   info->digest = info->config.ContentDigest();
   info->location_digest = info->config.LocationDigest(info->digest);
   {

@@ -107,6 +107,7 @@ void EncodeSession(const SessionConfig& config, trace_schema::Session::Builder o
   out.setSkipSpirvValidation(config.skip_spirv_validation);
   EncodeOptions(config.options, out.initOptions(config.options.size()));
   out.setSlangpyDirectory(config.slangpy_directory);
+  out.setWorkingDirectory(config.working_directory);
 }
 
 absl::StatusOr<SessionConfig> DecodeSession(trace_schema::Session::Reader record) {
@@ -128,6 +129,7 @@ absl::StatusOr<SessionConfig> DecodeSession(trace_schema::Session::Reader record
   config.skip_spirv_validation = record.getSkipSpirvValidation();
   config.options = DecodeOptions(record.getOptions());
   config.slangpy_directory = record.getSlangpyDirectory();
+  config.working_directory = record.getWorkingDirectory();
   absl::StatusOr<Digest> claimed = DigestFromData(record.getDigest());
   if (!claimed.ok()) return claimed.status();
   const bool has_location = record.hasLocationDigest();
@@ -139,7 +141,7 @@ absl::StatusOr<SessionConfig> DecodeSession(trace_schema::Session::Reader record
       (has_location && config.LocationDigest(content) != *claimed_location)) {
     return absl::DataLossError(fmt::format(
         "session record {} does not hash to its digest: the trace is damaged or was written by an "
-        "incompatible spreplay",
+        "incompatible spreplay (record it again with this one)",
         claimed->ToHex().substr(0, 16)));
   }
   return config;
@@ -228,7 +230,7 @@ absl::StatusOr<ComponentPtr> DecodeComponent(trace_schema::Component::Reader rec
   if (component->digest != *claimed) {
     return absl::DataLossError(fmt::format(
         "{} record {} does not hash to its digest: the trace is damaged or was written by an "
-        "incompatible spreplay",
+        "incompatible spreplay (record it again with this one)",
         KindName(component->kind), claimed->ToHex().substr(0, 16)));
   }
   return component;

@@ -20,7 +20,10 @@ absl::Status AliasModule(const Component& module, SnapshotFileSystem& files) {
     match = &dependency;
   }
   if (!match) return absl::OkStatus();
-  const std::string from = slang_path::ParentDirectory(module.path);
+  // A module found by a relative path (a bare name from the app's directory)
+  // lies where the recording's working directory put it.
+  const std::string from =
+      slang_path::ParentDirectory(files.Absolute(module.path).value_or(module.path));
   const std::string to = slang_path::ParentDirectory(match->path);
   return from == to ? absl::OkStatus() : files.AddDirectoryAlias(from, to);
 }

@@ -23,7 +23,8 @@ bool IsPseudoPath(const std::string& path) {
 absl::StatusOr<std::unique_ptr<ReplaySession>> ReplaySession::Create(
     slang::IGlobalSession* global_session, const SessionConfig& config) {
   std::unique_ptr<ReplaySession> replay(new ReplaySession);
-  replay->files_ = SnapshotFileSystem::Create();
+  replay->working_directory_ = config.working_directory;
+  replay->files_ = SnapshotFileSystem::Create(config.working_directory);
   // Search paths existed when the kernel was recorded, even those where no
   // file was found.
   for (const std::string& path : config.search_paths) replay->files_->AddDirectory(path);

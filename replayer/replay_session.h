@@ -34,6 +34,8 @@ class ReplaySession {
 
   slang::ISession* session() const { return session_.get(); }
   SnapshotFileSystem& files() const { return *files_.get(); }
+  // The recording process's working directory ("" if not recorded).
+  const std::string& working_directory() const { return working_directory_; }
 
   // Makes the snapshot's files visible to Slang. Fails, adding nothing, when
   // they contradict what the session already served.
@@ -55,6 +57,7 @@ class ReplaySession {
  private:
   ReplaySession() = default;
 
+  std::string working_directory_;
   ComPtr<SnapshotFileSystem> files_;
   ComPtr<slang::ISession> session_;
   // How each module was first handed to Slang: Slang returns the module it

@@ -10,6 +10,7 @@
 #include "replayer/nvrtc_location.h"
 #include "replayer/path_aliases.h"
 #include "replayer/program_builder.h"
+#include "replayer/recorded_working_directory.h"
 #include "replayer/tree_diff.h"
 
 namespace spreplay {
@@ -99,6 +100,8 @@ absl::StatusOr<ReplayedKernel> Replayer::ReplayIn(ReplaySession& session,
                                                   const ComponentPtr& program,
                                                   int64_t entry_point_index, int64_t target_index,
                                                   const Snapshot& snapshot) {
+  // Slang and NVRTC see the directory the app's process saw (debug info).
+  const RecordedWorkingDirectory working_directory(session.working_directory());
   const Clock::time_point start = Clock::now();
   if (absl::Status status = session.Admit(snapshot); !status.ok()) return status;
   if (absl::Status status = AddDirectoryAliases(program, session.files()); !status.ok())

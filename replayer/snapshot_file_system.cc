@@ -32,8 +32,8 @@ SlangResult ReturnString(std::string text, ISlangBlob** out) {
 
 }  // namespace
 
-ComPtr<SnapshotFileSystem> SnapshotFileSystem::Create() {
-  return ComPtr<SnapshotFileSystem>(new SnapshotFileSystem);
+ComPtr<SnapshotFileSystem> SnapshotFileSystem::Create(std::string working_directory) {
+  return ComPtr<SnapshotFileSystem>(new SnapshotFileSystem(std::move(working_directory)));
 }
 
 absl::Status SnapshotFileSystem::Admit(const FileMap& files) {
@@ -63,7 +63,7 @@ absl::Status SnapshotFileSystem::Admit(const FileMap& files) {
 
 void SnapshotFileSystem::AddDirectory(std::string_view path) {
   std::lock_guard lock(mutex_);
-  AddDirectoryLocked(slang_path::Simplify(path));
+  AddDirectoryLocked(Absolute(path).value_or(slang_path::Simplify(path)));
 }
 
 void SnapshotFileSystem::AddDirectoryLocked(std::string_view path) {
@@ -74,8 +74,8 @@ void SnapshotFileSystem::AddDirectoryLocked(std::string_view path) {
 
 absl::Status SnapshotFileSystem::AddDirectoryAlias(std::string_view from, std::string_view to) {
   std::lock_guard lock(mutex_);
-  const std::string source = slang_path::Simplify(from);
-  const std::string target = slang_path::Simplify(to);
+  const std::string source = Absolute(from).value_or(std::string(from));
+  const std::string target = Absolute(to).value_or(std::string(to));
   if (!slang_path::IsAbsolute(source) || !slang_path::IsAbsolute(target))
     return absl::InvalidArgumentError(fmt::format("alias {} -> {} is not absolute", from, to));
   if (auto it = aliases_.find(source); it != aliases_.end())
@@ -91,9 +91,16 @@ absl::Status SnapshotFileSystem::AddDirectoryAlias(std::string_view from, std::s
   return absl::OkStatus();
 }
 
+std::optional<std::string> SnapshotFileSystem::Absolute(std::string_view path) const {
+  if (slang_path::IsAbsolute(path)) return slang_path::Simplify(path);
+  if (working_directory_.empty()) return std::nullopt;
+  return slang_path::Simplify(slang_path::Combine(working_directory_, path));
+}
+
 std::optional<std::string> SnapshotFileSystem::ResolveLocked(std::string_view path) const {
-  std::string simplified = slang_path::Simplify(path);
-  if (!slang_path::IsAbsolute(simplified)) return std::nullopt;
+  std::optional<std::string> absolute = Absolute(path);
+  if (!absolute) return std::nullopt;
+  std::string simplified = *std::move(absolute);
   // The longest alias wins, as the innermost symbolic link would.
   const std::string* best_from = nullptr;
   const std::string* best_to = nullptr;

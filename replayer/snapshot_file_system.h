@@ -38,7 +38,9 @@ using FileMap = absl::flat_hash_map<std::string, std::shared_ptr<const std::stri
 
 class SnapshotFileSystem final : public ISlangFileSystemExt {
  public:
-  static ComPtr<SnapshotFileSystem> Create();
+  // `working_directory`: the recording process's, against which relative
+  // paths resolve as they did there; "" leaves relative paths unresolved.
+  static ComPtr<SnapshotFileSystem> Create(std::string working_directory = "");
 
   // Adds `files` (absolute paths) unless one of them holds other bytes than
   // the same path already does, or was already reported missing to Slang:
@@ -52,6 +54,9 @@ class SnapshotFileSystem final : public ISlangFileSystemExt {
   // under `from` does not exist.
   absl::Status AddDirectoryAlias(std::string_view from, std::string_view to);
 
+  // `path` made absolute against the working directory and simplified;
+  // nullopt for a relative path without one.
+  std::optional<std::string> Absolute(std::string_view path) const;
   // The canonical path of a file or directory the snapshot holds.
   std::optional<std::string> Canonical(std::string_view path) const;
   // The bytes of a file by any path that resolves to it; null if absent.
@@ -83,17 +88,19 @@ class SnapshotFileSystem final : public ISlangFileSystemExt {
   SLANG_NO_THROW OSPathKind SLANG_MCALL getOSPathKind() override { return OSPathKind::None; }
 
  private:
-  SnapshotFileSystem() = default;
+  explicit SnapshotFileSystem(std::string working_directory)
+      : working_directory_(std::move(working_directory)) {}
   ~SnapshotFileSystem() = default;
 
   // The path `path` stands for after simplification and aliases; nullopt for
-  // a relative path (the recording's working directory is unknown).
+  // a relative path when the recording's working directory is unknown.
   std::optional<std::string> ResolveLocked(std::string_view path) const;
   void AddDirectoryLocked(std::string_view path);
   // Remembers a lookup that failed, so Admit can refuse files that would
   // have changed its answer.
   void NoteMissingLocked(std::string_view path);
 
+  const std::string working_directory_;
   std::atomic<uint32_t> references_{0};
   mutable std::mutex mutex_;
   FileMap files_;

@@ -85,6 +85,8 @@ struct Session {
   locationDigest @11 :Data;      # `digest` plus the search locations: identifies the
                                  # session to replay, where `digest` identifies its output
   slangpyDirectory @12 :Text;    # where slangpy was installed; named "<slangpy>" in keys
+  workingDirectory @13 :Text;    # the process's, as NVRTC saw it: relative paths and debug
+                                 # info name it (replay only; part of locationDigest if set)
 
   struct Target {
     format @0 :Int32;            # SlangCompileTarget (SLANG_PTX for CUDA)

@@ -23,6 +23,7 @@
 #include "interpose/slang_hooks.h"
 #include "replayer/com_ptr.h"
 #include "replayer/nvrtc_location.h"
+#include "replayer/recorded_working_directory.h"
 #include "slang.h"
 
 namespace spreplay {
@@ -307,6 +308,8 @@ std::string WheelSlangDirectory() {
 }
 
 std::unique_ptr<Replayer> NewReplayer(bool reuse_sessions = true) {
+  // As `spreplay compile` does: NVRTC is shown the recording's directory.
+  EXPECT_TRUE(TakeOverWorkingDirectoryForNvrtc());
   ReplayerOptions options;
   options.nvrtc_directory = NvrtcDirectory();
   options.reuse_sessions = reuse_sessions;
@@ -671,6 +674,121 @@ TEST(ReplayerTest, AutomaticConformanceIdsAreNeverKeyed) {
   std::vector<Recording> recordings = RecordDispatch(live.get(), sources, -1);
   ASSERT_EQ(recordings.size(), 1u);
   EXPECT_FALSE(recordings[0].program->keyable);
+}
+
+// Runs the rest of a test in `directory`, and goes back where it was after.
+class ScopedChdir {
+ public:
+  explicit ScopedChdir(const std::filesystem::path& directory)
+      : previous_(std::filesystem::current_path()) {
+    std::filesystem::current_path(directory);
+  }
+  ~ScopedChdir() { std::filesystem::current_path(previous_); }
+
+ private:
+  std::filesystem::path previous_;
+};
+
+TEST(ReplayerTest, ReplaysABareNameModuleOfTheAppsDirectoryFromAnywhere) {
+  ComPtr<slang::IGlobalSession> live = NewHookedGlobalSession();
+  TempDir app;
+  app.Write("user.slang", kUserModule);
+  app.Write("helper.slang", kHelperModule);
+  std::vector<Recording> recordings;
+  {
+    // Like `Module.load_from_file(device, "user.slang")` run from the app's
+    // folder, with debug information, which puts the directory into the PTX.
+    ScopedChdir in_app(app.path());
+    recordings = RecordCallSites(live.get(), {WheelSlangDirectory()}, {kWrapperBody}, 2);
+  }
+  ASSERT_EQ(recordings.size(), 1u);
+  const Recording& recording = recordings.front();
+  ASSERT_EQ(CompositeChild(recording, 1)->path, "user.slang");
+  EXPECT_EQ(recording.config.working_directory, app.path().string());
+  EXPECT_THAT(recording.code, HasSubstr(app.path().string()));
+  app.Remove();
+
+  TempDir elsewhere;
+  ScopedChdir in_elsewhere(elsewhere.path());
+  std::unique_ptr<Replayer> replayer = NewReplayer();
+  ASSERT_TRUE(replayer);
+  absl::StatusOr<ReplayedKernel> replayed = Replay(*replayer, recording);
+  ASSERT_TRUE(replayed.ok()) << replayed.status();
+  EXPECT_EQ(replayed->code, recording.code);
+  // The compiling process's own directory is untouched.
+  EXPECT_EQ(std::filesystem::current_path(), elsewhere.path());
+}
+
+constexpr const char* kUserImportingSlangpy = R"(import slangpy;
+import helper;
+public float scale(float x) { return helper_mul(x, 3.0f); }
+)";
+
+// A call site as slangpy makes one: its Slang library, the user's module and
+// the wrapper. Which of the first two loads first decides the name Slang
+// gives slangpy's library: "slangpy.slang" when loaded by that name,
+// "slangpy" when the user's `import slangpy;` loaded it.
+absl::StatusOr<std::string> CompileWithSlangpyLoaded(slang::ISession* session, bool slangpy_first,
+                                                     std::string& slangpy_name) {
+  ComPtr<ISlangBlob> diagnostics;
+  slang::IModule* slangpy = nullptr;
+  if (slangpy_first) slangpy = session->loadModule("slangpy.slang", diagnostics.WriteRef());
+  slang::IModule* user = session->loadModule("user.slang", diagnostics.WriteRef());
+  if (!slangpy_first) slangpy = session->loadModule("slangpy.slang", diagnostics.WriteRef());
+  if (!slangpy || !user) return absl::InternalError("load: " + Diagnostics(diagnostics));
+  slangpy_name = slangpy->getName();
+  const std::string name(64, 'a');
+  const std::string source = fmt::format("// {}\n{}", name, kWrapperBody);
+  slang::IModule* wrapper = session->loadModuleFromSourceString(
+      name.c_str(), nullptr, source.c_str(), diagnostics.WriteRef());
+  if (!wrapper) return absl::InternalError("wrapper: " + Diagnostics(diagnostics));
+  ComPtr<slang::IEntryPoint> entry_point;
+  if (SLANG_FAILED(wrapper->findEntryPointByName("compute_main", entry_point.WriteRef())))
+    return absl::InternalError("no compute_main");
+  slang::IComponentType* parts[] = {wrapper, slangpy, user, entry_point.get()};
+  ComPtr<slang::IComponentType> composite;
+  if (SLANG_FAILED(session->createCompositeComponentType(parts, 4, composite.WriteRef(),
+                                                         diagnostics.WriteRef())))
+    return absl::InternalError("compose: " + Diagnostics(diagnostics));
+  return LinkAndGenerate(composite.get(), nullptr, 0);
+}
+
+TEST(ReplayerTest, KeysDoNotDependOnTheNameLoadOrderGaveAModule) {
+  ComPtr<slang::IGlobalSession> live = NewHookedGlobalSession();
+  TempDir sources;
+  sources.Write("user.slang", kUserImportingSlangpy);
+  sources.Write("helper.slang", kHelperModule);
+  std::vector<Recording> recordings;
+  std::vector<std::string> names;
+  for (bool slangpy_first : {true, false}) {
+    SglCudaSessionDesc desc(live.get(), {sources.path().string(), WheelSlangDirectory()}, 2);
+    Hooks().Start();
+    ComPtr<slang::ISession> session;
+    ASSERT_EQ(live->createSession(desc.desc(), session.WriteRef()), SLANG_OK);
+    std::string name;
+    absl::StatusOr<std::string> code = CompileWithSlangpyLoaded(session.get(), slangpy_first, name);
+    ASSERT_TRUE(code.ok()) << code.status();
+    std::vector<Recording> recorded = Hooks().Stop();
+    ASSERT_EQ(recorded.size(), 1u);
+    recordings.push_back(std::move(recorded.front()));
+    names.push_back(name);
+  }
+  ASSERT_EQ(names, (std::vector<std::string>{"slangpy.slang", "slangpy"}));
+  // The same files make the same code whatever the module was called...
+  ASSERT_EQ(recordings[0].code, recordings[1].code);
+  // ...and so the same key.
+  EXPECT_EQ(recordings[0].program->digest, recordings[1].program->digest);
+  EXPECT_EQ(CompositeChild(recordings[0], 1)->digest, CompositeChild(recordings[1], 1)->digest);
+  sources.Remove();
+
+  // Each still replays with the name it had.
+  std::unique_ptr<Replayer> replayer = NewReplayer();
+  ASSERT_TRUE(replayer);
+  for (const Recording& recording : recordings) {
+    absl::StatusOr<ReplayedKernel> replayed = Replay(*replayer, recording);
+    ASSERT_TRUE(replayed.ok()) << replayed.status();
+    EXPECT_EQ(replayed->code, recording.code);
+  }
 }
 
 }  // namespace
