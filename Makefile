@@ -1,7 +1,7 @@
 # The two commands of the README, and the GPU checks. Every target installs
 # what it needs first (scripts/setup is idempotent and quick when done).
 
-.PHONY: setup demo test test-cpp test-python fuzz gpu-test bench bench-record bench-compile clean
+.PHONY: setup demo test test-cpp test-python fuzz gpu-test gpu-test-slangpy bench bench-record bench-compile clean
 
 # Without a system CUDA toolkit, scripts/setup installs CUDA's compilers from
 # PyPI into the virtualenv; the tests and the tool find them through CUDA_HOME.
@@ -32,6 +32,16 @@ fuzz:
 gpu-test: setup
 	@.venv/bin/python tests/gpu/injection_proof.py
 	@.venv/bin/python tests/gpu/e2e_samples.py --out build/gpu-test
+
+# Needs a CUDA GPU and pytest-xdist. slangpy's own CUDA test suite (in its
+# wheel): stock while recording, compiled elsewhere, served, served strict with
+# the driver's JIT off. Writes build/gpu-test-slangpy/suite.md and suite.json;
+# commit them under bench/results/. SUITE_ARGS go to tests/gpu/slangpy_suite.py,
+# e.g. SUITE_ARGS="--archive kernels.fatbin --steps served,strict".
+SUITE_ARGS ?=
+gpu-test-slangpy: setup
+	@.venv/bin/python -c "import xdist" 2>/dev/null || .venv/bin/python -m pip install -q pytest-xdist
+	@.venv/bin/python tests/gpu/slangpy_suite.py --out build/gpu-test-slangpy $(SUITE_ARGS)
 
 # Needs a CUDA GPU. Cold start of every workload, stock (cold and with its
 # caches) against spreplay, per phase; slangtorch too where it is installed.

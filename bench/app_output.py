@@ -11,6 +11,26 @@ from pathlib import Path
 
 import numpy as np
 
+ROOT = Path(__file__).resolve().parent.parent
+
+# Every sample app as a recording of it is named (the H200 fixtures, the GPU
+# checks): its folder and its flags. local_modules is recorded in both of its
+# module load orders, which must give the same kernel keys.
+SAMPLE_RUNS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "elementwise": ("elementwise", ()),
+    "generic_mlp": ("generic_mlp", ()),
+    "autodiff": ("autodiff", ()),
+    "local_modules": ("local_modules", ()),
+    "local_modules-noise-first": ("local_modules", ("--noise-first",)),
+}
+
+
+def sample_app(folder: str, root: Path = ROOT) -> Path:
+    """A sample's app.py. Run it with its folder as the working directory, as
+    its users do: local_modules finds its modules there."""
+    return root / "samples" / folder / "app.py"
+
+
 # sample_common.run_app's timing lines, and spreplay's exit summary.
 TIMING = re.compile(r"setup (?P<setup>[\d.]+)s, first pass (?P<first>[\d.]+)s"
                     r"(?:.*?steady (?P<steady>[\d.]+) ms/pass)?")

@@ -23,17 +23,19 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-SAMPLES = ["elementwise", "generic_mlp", "autodiff"]
 sys.path.insert(0, str(ROOT / "bench"))
-from app_output import TIMING, clean_environment, outputs_identical  # noqa: E402
+from app_output import SAMPLE_RUNS, TIMING, clean_environment, outputs_identical, sample_app  # noqa: E402
 
 
 def run_sample(name: str, out_npz: Path, repeat: int, env: dict[str, str]) -> dict:
+    folder, flags = SAMPLE_RUNS[name]
+    app = sample_app(folder)
     cache = tempfile.mkdtemp(prefix="cuda-cache-")
     start = time.perf_counter()
     proc = subprocess.run(
-        [sys.executable, str(ROOT / "samples" / name / "app.py"), "--repeat", str(repeat), "--out", str(out_npz)],
+        [sys.executable, str(app), *flags, "--repeat", str(repeat), "--out", str(out_npz)],
         env=clean_environment(CUDA_CACHE_PATH=cache, SPREPLAY_SAMPLE_DEVICE="cuda", **env),
+        cwd=app.parent,
         capture_output=True,
         text=True,
     )
@@ -60,7 +62,7 @@ def main() -> int:
     traces.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="spreplay-record-"))
     results = {}
-    for name in SAMPLES:
+    for name in SAMPLE_RUNS:
         trace = traces / f"{name}.capnp"
         trace.unlink(missing_ok=True)
         stock = run_sample(name, work / f"{name}-stock.npz", args.repeat, {})

@@ -4,6 +4,7 @@
 #include "archive/archive.h"
 #include "archive/archive_format.h"
 #include "archive/describe_archive.h"
+#include "archive/verify_blobs.h"
 #include "cli/commands.h"
 #include "cli/trace_summary.h"
 #include "common/fmt_absl.h"
@@ -39,7 +40,12 @@ int RunInspect(std::span<char*> args) {
       return 1;
     }
     fmt::print("{}", DescribeArchive(*archive, json));
-    return 0;
+    const BlobDamage damage = VerifyEveryBlob(*archive);
+    for (const std::string& message : damage.damaged) fmt::print(stderr, "spreplay: {}\n", message);
+    if (damage.damaged.empty()) return 0;
+    fmt::print(stderr, "spreplay: {} of {} blobs in {} are damaged; rebuild it with `spreplay compile`\n",
+               damage.damaged.size(), damage.blobs_checked, path);
+    return 1;
   }
   absl::StatusOr<Trace> trace = Trace::Read(path);
   if (!trace.ok()) {

@@ -1,5 +1,6 @@
 // spreplay: the command-line tool. Each subcommand lives in its own file.
 
+#include <csignal>
 #include <cstdio>
 #include <span>
 #include <string_view>
@@ -26,6 +27,10 @@ environment (in the app's process):
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Output piped into `head` should end the tool quietly, as it ends any
+  // Unix tool. The Python launcher hands over SIGPIPE ignored, which would
+  // turn that into a failed write instead.
+  std::signal(SIGPIPE, SIG_DFL);
   std::span<char*> args(argv + 1, argc > 0 ? argc - 1 : 0);
   if (args.empty() || std::string_view(args[0]) == "--help" || std::string_view(args[0]) == "-h") {
     fmt::print(args.empty() ? stderr : stdout, "{}", kUsage);

@@ -60,11 +60,20 @@ REPORTS_ENV = "SPREPLAY_SAMPLE_REPORTS"
 _devices: list[spy.Device] = []
 
 
-def create_device(include_paths: Sequence[os.PathLike | str] = ()) -> spy.Device:
+def create_device(include_paths: Sequence[os.PathLike | str] = (), debug_info: bool = False) -> spy.Device:
+    """A device of the chosen type; `debug_info` compiles with Slang's standard
+    debug information, as slangpy's own test devices do."""
     dev_type = pick_device_type()
     reports = os.environ.get(REPORTS_ENV, "") not in ("", "0")
-    device = spy.create_device(dev_type, include_paths=[str(p) for p in include_paths],
-                               enable_compilation_reports=reports)
+    if debug_info:
+        # What spy.create_device does, plus the debug information option.
+        paths = [spy.SHADER_PATH, *(str(p) for p in include_paths)]
+        options = spy.SlangCompilerOptions({"include_paths": paths,
+                                            "debug_info": spy.SlangDebugInfoLevel.standard})
+        device = spy.Device(type=dev_type, compiler_options=options, enable_compilation_reports=reports)
+    else:
+        device = spy.create_device(dev_type, include_paths=[str(p) for p in include_paths],
+                                   enable_compilation_reports=reports)
     print(f"device: {device.info.type.name} ({device.info.adapter_name})")
     if reports:
         _devices.append(device)
@@ -82,8 +91,11 @@ def print_compilation_reports() -> None:
               f"slang_s={slang:.6f} downstream_s={downstream:.6f}")
 
 
-def parse_args(description: str) -> argparse.Namespace:
+def parse_args(description: str, flags: Sequence[tuple[str, str]] = ()) -> argparse.Namespace:
+    """The common options plus each (flag, help) of `flags`, an on/off switch."""
     p = argparse.ArgumentParser(description=description)
+    for flag, help_text in flags:
+        p.add_argument(flag, action="store_true", help=help_text)
     p.add_argument("--out", metavar="PATH.npz", help="save every output array to this .npz file")
     p.add_argument("--repeat", type=int, default=1, metavar="N",
                    help="run all call sites N times (default 1)")

@@ -10,6 +10,9 @@ Per sample, each step in a fresh process:
             place, same archive: every kernel must still be served (keys hold no paths)
   stale     the moved copy with a comment added to an imported .slang file: kernels
             that import it must miss (and compile), the rest be served; outputs identical
+  reordered (local_modules) its modules loaded in the other order, which renames
+            slangpy's library in Slang, same archive: every kernel must be served
+Every app runs from its own folder, as its users run it.
 The driver-JIT check first fills a fresh CUDA cache with slang-rhi's own kernels
 (it compiles them with NVRTC at device creation); every call-site kernel must
 then load without JIT. Writes results.json and the traces under --out.
@@ -29,27 +32,31 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Sequence
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "bench"))
-from app_output import SERVED, TIMING, clean_environment, outputs_identical  # noqa: E402
+from app_output import SERVED, TIMING, clean_environment, outputs_identical, sample_app  # noqa: E402
 
-SAMPLES = ["elementwise", "generic_mlp", "autodiff"]
+SAMPLES = ["elementwise", "generic_mlp", "autodiff", "local_modules"]
+# Flags that load a sample's modules in another order than its default.
+REORDERED = {"local_modules": ["--noise-first"]}
 REPORT = re.compile(r"compilation-report: entry_points=(?P<entries>\d+) compiled=(?P<compiled>\d+) "
                     r"slang_s=(?P<slang>[\d.]+) downstream_s=(?P<downstream>[\d.]+)")
 
 
-def run(argv: list[str], env: dict[str, str], check: bool = True) -> subprocess.CompletedProcess:
-    proc = subprocess.run(argv, env=clean_environment(**env), capture_output=True, text=True)
+def run(argv: list[str], env: dict[str, str], check: bool = True, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    proc = subprocess.run(argv, env=clean_environment(**env), capture_output=True, text=True, cwd=cwd)
     if check and proc.returncode != 0:
         raise RuntimeError(f"{' '.join(argv)} failed ({proc.returncode}):\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}")
     return proc
 
 
-def app_run(app: Path, out_npz: Path, env: dict[str, str], cache: str) -> dict:
+def app_run(app: Path, out_npz: Path, env: dict[str, str], cache: str, flags: Sequence[str] = ()) -> dict:
     start = time.perf_counter()
-    proc = run([sys.executable, str(app), "--out", str(out_npz)],
-               {"SPREPLAY_SAMPLE_DEVICE": "cuda", "SPREPLAY_SAMPLE_REPORTS": "1", "CUDA_CACHE_PATH": cache, **env})
+    proc = run([sys.executable, str(app), *flags, "--out", str(out_npz)],
+               {"SPREPLAY_SAMPLE_DEVICE": "cuda", "SPREPLAY_SAMPLE_REPORTS": "1", "CUDA_CACHE_PATH": cache, **env},
+               cwd=app.parent)
     result = {"wall_s": time.perf_counter() - start}
     if match := TIMING.search(proc.stdout):
         result.update(setup_s=float(match["setup"]), first_pass_s=float(match["first"]))
@@ -86,14 +93,15 @@ def relocated_slangpy(work: Path) -> dict[str, str]:
 def stale_edit(app_dir: Path) -> str:
     """Adds a comment to the first imported .slang file of a sample: the code
     does not change, the content does, so its kernels must miss."""
-    imported = sorted(p for p in app_dir.glob("*.slang") if p.name not in ("elementwise.slang", "mlp.slang", "train.slang"))
+    entry_modules = ("elementwise.slang", "mlp.slang", "train.slang", "shading.slang", "noise.slang")
+    imported = sorted(p for p in app_dir.glob("*.slang") if p.name not in entry_modules)
     target = imported[0]
     target.write_text(target.read_text() + "\n// edited after the archive was built\n")
     return target.name
 
 
 def check_sample(name: str, out: Path, work: Path, moved_env: dict[str, str]) -> dict:
-    app = ROOT / "samples" / name / "app.py"
+    app = sample_app(name)
     trace = out / "traces" / f"{name}.capnp"
     archive = work / f"{name}.sprk"
     trace.unlink(missing_ok=True)
@@ -110,7 +118,7 @@ def check_sample(name: str, out: Path, work: Path, moved_env: dict[str, str]) ->
 
     moved_dir = work / "moved" / "samples"
     shutil.copytree(ROOT / "samples", moved_dir, dirs_exist_ok=True)
-    moved_app = moved_dir / name / "app.py"
+    moved_app = sample_app(name, moved_dir.parent)
     result["moved"] = app_run(moved_app, work / f"{name}-moved.npz", {**serve, **moved_env}, warm_rhi_cache(moved_env))
     result["moved"]["outputs_identical"] = outputs_identical(work / f"{name}-stock.npz", work / f"{name}-moved.npz")
 
@@ -122,6 +130,16 @@ def check_sample(name: str, out: Path, work: Path, moved_env: dict[str, str]) ->
     shutil.rmtree(work / "moved")
 
     kernels = result["served"].get("entry_points", -1)
+    verdict_extra = {}
+    if name in REORDERED:
+        result["reordered"] = app_run(app, work / f"{name}-reordered.npz", serve, warm_rhi_cache({}), REORDERED[name])
+        result["reordered"]["outputs_identical"] = outputs_identical(work / f"{name}-stock.npz",
+                                                                     work / f"{name}-reordered.npz")
+        verdict_extra = {
+            "reordered_all_served": result["reordered"].get("served") == kernels
+            and result["reordered"].get("compiled") == 0,
+            "reordered_identical": result["reordered"]["outputs_identical"],
+        }
     result["verdict"] = {
         "served_all": result["served"].get("served") == kernels and result["served"].get("compiled") == 0,
         "served_no_codegen": result["served"].get("compiled_entry_points") == 0,
@@ -130,6 +148,7 @@ def check_sample(name: str, out: Path, work: Path, moved_env: dict[str, str]) ->
         "moved_identical": result["moved"]["outputs_identical"],
         "stale_missed": result["stale"].get("compiled", 0) > 0,
         "stale_identical": result["stale"]["outputs_identical"],
+        **verdict_extra,
     }
     return result
 
@@ -152,7 +171,9 @@ def main() -> int:
             shutil.rmtree(work / "moved", ignore_errors=True)
             continue
         print(name, json.dumps(results[name]["verdict"]), flush=True)
-        for step in ("stock", "served", "moved", "stale"):
+        for step in ("stock", "served", "moved", "stale", "reordered"):
+            if step not in results[name]:
+                continue
             r = results[name][step]
             print(f"  {step:<6} setup {r.get('setup_s')} s, first pass {r.get('first_pass_s')} s, "
                   f"served {r.get('served')}, compiled {r.get('compiled')}, codegen entry points "

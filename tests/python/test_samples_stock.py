@@ -21,7 +21,7 @@ from conftest import clean_env
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLES = REPO / "samples"
-APPS = ["elementwise", "generic_mlp", "autodiff"]
+APPS = ["elementwise", "generic_mlp", "autodiff", "local_modules"]
 DEVICE = os.environ.get("SPREPLAY_SAMPLE_DEVICE", "cpu")
 TIMEOUT_S = 300
 
@@ -58,7 +58,8 @@ def device_usable():
 
 def _run(app: str, out: Path, *extra: str) -> str:
     cmd = [sys.executable, str(SAMPLES / app / "app.py"), "--out", str(out), *extra]
-    p = subprocess.run(cmd, cwd=str(REPO), env=_env(), capture_output=True, text=True,
+    # From the app's own folder, as its users run it (local_modules finds its modules there).
+    p = subprocess.run(cmd, cwd=str(SAMPLES / app), env=_env(), capture_output=True, text=True,
                        timeout=TIMEOUT_S)
     log = f"$ {' '.join(cmd)}\n--- stdout ---\n{p.stdout}\n--- stderr ---\n{p.stderr}"
     assert p.returncode == 0, log

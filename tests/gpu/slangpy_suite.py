@@ -1,0 +1,217 @@
+"""slangpy's own CUDA test suite, shipped in the slangpy wheel, as spreplay's conformance suite.
+
+Steps, each in fresh processes, the pytest runs over the suite's CUDA tests
+(`--device-types cuda`, `-n JOBS`) with tests/gpu/suite_accounting.py loaded:
+  stock     stock slangpy, recording every kernel it compiles (SLANGPY_RECORD)
+  compile   `spreplay compile` of that trace, from another directory than the
+            suite's, writing a compile report
+  served    SLANGPY_KERNELS=archive
+  strict    also SLANGPY_KERNELS_STRICT=1 and CUDA_DISABLE_PTX_JIT=1, with a CUDA
+            cache that holds slang-rhi's own kernels and nothing else
+--archive serves an archive compiled elsewhere (on a machine with no GPU, say)
+instead of compiling one here.
+
+Writes to --out: suite.json (every test's outcome and kernel requests per run,
+and the per-file summary), suite.md (the same as tables), compile-report.json,
+trace.capnp.xz (the recorded trace, to compile elsewhere) and misses.capnp.xz
+(the served run's misses).
+
+    python tests/gpu/slangpy_suite.py --out DIR [--jobs 14] [--arch 90] [--archive PATH]
+                                      [--steps stock,compile,served,strict] [--files test_a.py,...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import lzma
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent.parent / "bench"))
+from app_output import clean_environment  # noqa: E402
+
+STEPS = ("stock", "compile", "served", "strict")
+RUNS = ("stock", "served", "strict")
+COUNTS = ("served", "compiled", "notKeyable", "refused")
+
+
+def suite_directory() -> Path:
+    import slangpy
+
+    return Path(slangpy.__file__).resolve().parent / "tests"
+
+
+def run_suite(name: str, out: Path, work: Path, args: argparse.Namespace, env: dict[str, str]) -> dict[str, Any]:
+    """One pytest run of the suite; returns its per-test entries."""
+    log_dir = work / f"log-{name}"
+    shutil.rmtree(log_dir, ignore_errors=True)
+    suite = suite_directory()
+    targets = [str(suite / f) for f in args.files.split(",")] if args.files else [str(suite)]
+    argv = [sys.executable, "-m", "pytest", *targets, "--device-types", "cuda", "-p", "suite_accounting",
+            "-p", "no:cacheprovider", "-q", "--rootdir", str(suite), "-o", "addopts="]
+    if args.jobs > 1:
+        argv += ["-n", str(args.jobs)]
+    pythonpath = os.pathsep.join(filter(None, [str(HERE), os.environ.get("PYTHONPATH", "")]))
+    environment = clean_environment(SPREPLAY_SUITE_LOG=str(log_dir), PYTHONPATH=pythonpath, **env)
+    start = time.perf_counter()
+    proc = subprocess.run(argv, env=environment, cwd=work, capture_output=True, text=True)
+    wall = time.perf_counter() - start
+    (out / f"pytest-{name}.log").write_text(proc.stdout[-200_000:] + "\n--- stderr ---\n" + proc.stderr[-200_000:])
+    tests = [json.loads(line) for f in sorted(log_dir.glob("*.jsonl")) for line in f.read_text().splitlines()]
+    last_line = proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else ""
+    print(f"{name}: {len(tests)} tests in {wall:.0f} s, pytest says: {last_line}", flush=True)
+    return {"wall_s": wall, "exit_code": proc.returncode, "pytest_summary": last_line, "tests": tests}
+
+
+def warm_rhi_cache(work: Path) -> str:
+    """A CUDA cache holding slang-rhi's own device kernels, and nothing else."""
+    cache = work / "cuda-cache-rhi"
+    subprocess.run([sys.executable, "-c", "import slangpy as spy; spy.create_device(spy.DeviceType.cuda).close()"],
+                   env=clean_environment(CUDA_CACHE_PATH=str(cache)), check=True, capture_output=True)
+    return str(cache)
+
+
+def compile_trace(trace: Path, archive: Path, out: Path, args: argparse.Namespace) -> dict[str, Any]:
+    """`spreplay compile` in a directory of its own, not the suite's."""
+    elsewhere = Path(tempfile.mkdtemp(prefix="spreplay-compile-elsewhere-"))
+    report = out / "compile-report.json"
+    argv = [sys.executable, "-m", "spreplay", "compile", str(trace), "-o", str(archive), "--arch", args.arch,
+            "--jobs", str(args.jobs), "--no-cache", "--report", str(report)]
+    start = time.perf_counter()
+    proc = subprocess.run(argv, env=clean_environment(), cwd=elsewhere, capture_output=True, text=True)
+    wall = time.perf_counter() - start
+    (out / "compile.log").write_text(proc.stdout + proc.stderr)
+    lines = proc.stderr.splitlines()
+    print(f"compile: exit {proc.returncode} in {wall:.0f} s: {lines[-1] if lines else ''}", flush=True)
+    return {"wall_s": wall, "exit_code": proc.returncode, "compiled": sum("] compiled " in l for l in lines),
+            "failed": sum("] FAILED " in l for l in lines), "skipped": sum("] skipped " in l for l in lines)}
+
+
+def reason_group(reason: str) -> str:
+    """A miss reason without the names and numbers that make each one unique."""
+    reason = reason.split("\n")[0]
+    reason = re.sub(r"'[^']*'", "'…'", reason)
+    reason = re.sub(r"\b[0-9a-f]{12,}\b", "…", reason)
+    return reason[:160]
+
+
+def summarize(runs: dict[str, Any]) -> dict[str, Any]:
+    files: dict[str, dict[str, Any]] = collections.defaultdict(dict)
+    totals: dict[str, Any] = {}
+    for name, run in runs.items():
+        total = collections.Counter()
+        reasons = collections.Counter()
+        for test in run["tests"]:
+            row = files[test["file"]].setdefault(name, collections.Counter())
+            row[test["outcome"]] += 1
+            for count in COUNTS:
+                row[count] += test[count]
+                total[count] += test[count]
+            total[test["outcome"]] += 1
+            for reason in test["misses"]:
+                reasons[reason_group(reason)] += 1
+        requests = sum(total[c] for c in COUNTS)
+        totals[name] = {**total, "requests": requests, "served_share": total["served"] / requests if requests else None,
+                        "miss_reasons": reasons.most_common()}
+    changed = []
+    if "stock" in runs:
+        stock = {t["test"]: t["outcome"] for t in runs["stock"]["tests"]}
+        for name in ("served", "strict"):
+            if name in runs:
+                for test in runs[name]["tests"]:
+                    if test["test"] in stock and stock[test["test"]] != test["outcome"]:
+                        changed.append({"run": name, "test": test["test"], "stock": stock[test["test"]],
+                                        "now": test["outcome"], "misses": test["misses"][:3]})
+    return {"files": {f: {k: dict(v) for k, v in r.items()} for f, r in sorted(files.items())}, "totals": totals,
+            "changed_outcomes": changed}
+
+
+def markdown(summary: dict[str, Any], compile_result: dict[str, Any] | None) -> str:
+    lines = ["# slangpy's CUDA test suite under spreplay", ""]
+    names = [n for n in RUNS if n in summary["totals"]]
+    lines += ["| run | passed | failed | errors | skipped | kernel requests | served | compiled | not keyable | refused |",
+              "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for n in names:
+        t = summary["totals"][n]
+        share = f" ({100 * t['served_share']:.1f}%)" if t["served_share"] is not None else ""
+        lines.append(f"| {n} | {t.get('passed', 0)} | {t.get('failed', 0)} | {t.get('error', 0)} | "
+                     f"{t.get('skipped', 0)} | {t['requests']} | {t.get('served', 0)}{share} | "
+                     f"{t.get('compiled', 0)} | {t.get('notKeyable', 0)} | {t.get('refused', 0)} |")
+    if compile_result:
+        lines += ["", f"Compile: {compile_result['compiled']} kernels compiled, {compile_result['failed']} failed, "
+                      f"{compile_result['skipped']} skipped, in {compile_result['wall_s']:.0f} s."]
+    lines += ["", f"Tests whose outcome changed from stock: {len(summary['changed_outcomes'])}", ""]
+    for change in summary["changed_outcomes"][:40]:
+        lines.append(f"- {change['run']}: `{change['test']}` {change['stock']} -> {change['now']}")
+    for n in names:
+        reasons = summary["totals"][n]["miss_reasons"]
+        if reasons:
+            lines += ["", f"## Miss reasons, {n}", "", "| count | reason |", "| --- | --- |"]
+            lines += [f"| {count} | {reason} |" for reason, count in reasons]
+    lines += ["", "## Per test file", "", "| file | " + " | ".join(f"{n} passed | {n} served/compiled/not keyable/refused"
+                                                          for n in names) + " |",
+              "| --- |" + " --- | --- |" * len(names)]
+    for file, row in summary["files"].items():
+        cells = []
+        for n in names:
+            r = row.get(n, {})
+            cells += [f"{r.get('passed', 0)}/{sum(r.get(o, 0) for o in ('passed', 'failed', 'error', 'skipped'))}",
+                      "/".join(str(r.get(c, 0)) for c in COUNTS)]
+        lines.append(f"| {file} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--jobs", type=int, default=min(14, os.cpu_count() or 1))
+    parser.add_argument("--arch", default="90", help="architectures to compile SASS for (default 90)")
+    parser.add_argument("--archive", type=Path, help="serve this archive instead of compiling one here")
+    parser.add_argument("--steps", default=",".join(STEPS))
+    parser.add_argument("--files", default="", help="test files relative to slangpy/tests (default: all)")
+    args = parser.parse_args()
+    steps = args.steps.split(",")
+    args.out.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix="spreplay-suite-"))
+    trace = work / "trace.capnp"
+    archive = args.archive or work / "kernels.fatbin"
+    runs: dict[str, Any] = {}
+    compile_result = None
+    if "stock" in steps:
+        runs["stock"] = run_suite("stock", args.out, work, args, {"SLANGPY_RECORD": str(trace)})
+        with trace.open("rb") as raw, lzma.open(args.out / "trace.capnp.xz", "wb", preset=6) as packed:
+            shutil.copyfileobj(raw, packed)
+    if "compile" in steps and not args.archive:
+        compile_result = compile_trace(trace, archive, args.out, args)
+    serving = {"SLANGPY_KERNELS": str(archive), "SLANGPY_KERNELS_MISSES": str(work / "misses.capnp")}
+    if "served" in steps:
+        runs["served"] = run_suite("served", args.out, work, args, serving)
+        misses = work / "misses.capnp"
+        if misses.exists():  # what `spreplay explain` reads, on any machine
+            with misses.open("rb") as raw, lzma.open(args.out / "misses.capnp.xz", "wb", preset=6) as packed:
+                shutil.copyfileobj(raw, packed)
+    if "strict" in steps:
+        strict = {**serving, "SLANGPY_KERNELS_STRICT": "1", "CUDA_DISABLE_PTX_JIT": "1",
+                  "CUDA_CACHE_PATH": warm_rhi_cache(work)}
+        strict.pop("SLANGPY_KERNELS_MISSES")
+        runs["strict"] = run_suite("strict", args.out, work, args, strict)
+    summary = summarize(runs)
+    result = {"runs": runs, "compile": compile_result, "summary": summary, "archive": str(archive)}
+    (args.out / "suite.json").write_text(json.dumps(result, indent=1))
+    (args.out / "suite.md").write_text(markdown(summary, compile_result))
+    print(markdown(summary, compile_result)[:6000], flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
