@@ -187,12 +187,21 @@ def main() -> int:
     archive = args.archive or work / "kernels.fatbin"
     runs: dict[str, Any] = {}
     compile_result = None
+
+    def write_results() -> None:  # after every step, so that a run cut short still reports
+        summary = summarize(runs)
+        result = {"runs": runs, "compile": compile_result, "summary": summary, "archive": str(archive)}
+        (args.out / "suite.json").write_text(json.dumps(result, indent=1))
+        (args.out / "suite.md").write_text(markdown(summary, compile_result))
+
     if "stock" in steps:
         runs["stock"] = run_suite("stock", args.out, work, args, {"SLANGPY_RECORD": str(trace)})
         with trace.open("rb") as raw, lzma.open(args.out / "trace.capnp.xz", "wb", preset=6) as packed:
             shutil.copyfileobj(raw, packed)
+        write_results()
     if "compile" in steps and not args.archive:
         compile_result = compile_trace(trace, archive, args.out, args)
+        write_results()
     serving = {"SLANGPY_KERNELS": str(archive), "SLANGPY_KERNELS_MISSES": str(work / "misses.capnp")}
     if "served" in steps:
         runs["served"] = run_suite("served", args.out, work, args, serving)
@@ -200,16 +209,14 @@ def main() -> int:
         if misses.exists():  # what `spreplay explain` reads, on any machine
             with misses.open("rb") as raw, lzma.open(args.out / "misses.capnp.xz", "wb", preset=6) as packed:
                 shutil.copyfileobj(raw, packed)
+        write_results()
     if "strict" in steps:
         strict = {**serving, "SLANGPY_KERNELS_STRICT": "1", "CUDA_DISABLE_PTX_JIT": "1",
                   "CUDA_CACHE_PATH": warm_rhi_cache(work)}
         strict.pop("SLANGPY_KERNELS_MISSES")
         runs["strict"] = run_suite("strict", args.out, work, args, strict)
-    summary = summarize(runs)
-    result = {"runs": runs, "compile": compile_result, "summary": summary, "archive": str(archive)}
-    (args.out / "suite.json").write_text(json.dumps(result, indent=1))
-    (args.out / "suite.md").write_text(markdown(summary, compile_result))
-    print(markdown(summary, compile_result)[:6000], flush=True)
+        write_results()
+    print((args.out / "suite.md").read_text()[:6000], flush=True)
     return 0
 
 
