@@ -125,6 +125,14 @@ absl::StatusOr<IndexFacts> CheckIndex(schema::ArchiveIndex::Reader index,
     }
   }
   facts.first_blob.push_back(blob_count);
+  const auto unbuilt = index.getUnbuilt();
+  for (unsigned i = 0; i < unbuilt.size(); ++i) {
+    if (!IsDigestSized(unbuilt[i].getKey())) {
+      return Damaged(source_name, fmt::format("unbuilt kernel {} has a {}-byte key, not {}", i,
+                                              unbuilt[i].getKey().size(), kDigestSize));
+    }
+    unbuilt[i].getReason();
+  }
   return facts;
 }
 

@@ -125,6 +125,11 @@ absl::Status ArchiveWriter::Add(KernelMetadata metadata, std::vector<KernelBinar
   return absl::OkStatus();
 }
 
+void ArchiveWriter::AddUnbuilt(UnbuiltKernel kernel) {
+  const Digest key = kernel.key;
+  unbuilt_.insert_or_assign(key, std::move(kernel));
+}
+
 absl::Status ArchiveWriter::Write(const std::string& path) const {
   capnp::MallocMessageBuilder message;
   auto index = message.initRoot<schema::ArchiveIndex>();
@@ -141,6 +146,17 @@ absl::Status ArchiveWriter::Write(const std::string& path) const {
   unsigned position = 0;
   for (const auto& [key, kernel] : kernels_) {
     FillEntry(kernel.metadata, kernel.binaries, layout, entries[position++]);
+  }
+  unsigned unbuilt_count = 0;
+  for (const auto& [key, kernel] : unbuilt_) unbuilt_count += !kernels_.contains(key);
+  auto unbuilt = index.initUnbuilt(unbuilt_count);
+  position = 0;
+  for (const auto& [key, kernel] : unbuilt_) {
+    if (kernels_.contains(key)) continue;
+    auto out = unbuilt[position++];
+    out.setKey(DataOf(key));
+    FillCallSite(kernel.call_site, out.initCallSite());
+    out.setReason(AsText(kernel.reason));
   }
 
   // Re-laid into one segment sized to fit: readers then never follow far pointers, which in

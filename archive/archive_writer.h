@@ -48,6 +48,13 @@ struct KernelMetadata {
   uint32_t ptx_arch = 0;
 };
 
+// A recorded kernel `spreplay compile` could not build; mirrors schema::UnbuiltKernel.
+struct UnbuiltKernel {
+  Digest key;
+  KernelCallSite call_site;
+  std::string reason;
+};
+
 struct KernelBinary {
   schema::BlobKind kind = schema::BlobKind::UNSPECIFIED;
   uint32_t arch = 0;  // 0 for the fatbin.
@@ -67,6 +74,10 @@ class ArchiveWriter {
   // one to keep; rejecting it would make every merge dedupe first.
   absl::Status Add(KernelMetadata metadata, std::vector<KernelBinary> binaries);
 
+  // Records why a kernel is missing, for the runtime's miss messages. A key both added and
+  // unbuilt (two traces, two outcomes) is served, and not listed here.
+  void AddUnbuilt(UnbuiltKernel kernel);
+
   size_t kernel_count() const { return kernels_.size(); }
 
   // Writes every kernel added so far to `path`, replacing any existing file atomically: a reader
@@ -83,6 +94,7 @@ class ArchiveWriter {
 
   ArchiveProvenance provenance_;
   std::map<Digest, Kernel> kernels_;  // Ordered because the index must be sorted by key.
+  std::map<Digest, UnbuiltKernel> unbuilt_;
 };
 
 }  // namespace spreplay

@@ -16,7 +16,9 @@
 #include "compiler/sass_builder.h"
 #include "compiler/trace_snapshot.h"
 #include "fmt/format.h"
+#include "fmt/ranges.h"
 #include "interpose/key_hasher.h"
+#include "replayer/nvrtc_location.h"
 #include "replayer/recorded_working_directory.h"
 #include "replayer/replayer.h"
 
@@ -70,6 +72,31 @@ void DescribeCallSite(const Trace& trace, KernelJob& job) {
     job.outcome.message =
         "ray-tracing call sites (OptiX) are not supported yet; they compile at run time";
   }
+}
+
+// What a trace without kernels says about the app that wrote it.
+std::string WhyNoKernels(const Trace& trace) {
+  std::vector<std::string> types;
+  for (auto device : trace.devices()) {
+    std::string type = device.getType();
+    if (std::find(types.begin(), types.end(), type) == types.end()) types.push_back(type);
+  }
+  if (std::find(types.begin(), types.end(), "cuda") != types.end()) {
+    return fmt::format(
+        "{} holds no kernels: its app created a CUDA device but compiled nothing while it was "
+        "recorded (did it fail or stop before its first call? see its output)",
+        trace.name());
+  }
+  if (types.empty()) {
+    return fmt::format(
+        "{} holds no kernels: its app created no slangpy device while it was recorded (did it "
+        "fail before creating one, or run without SLANGPY_RECORD reaching it?)",
+        trace.name());
+  }
+  return fmt::format(
+      "{} holds no kernels: it was recorded on a {} device, and kernels are recorded on a CUDA "
+      "device (SLANGPY_RECORD=... python app.py on a machine with an NVIDIA GPU)",
+      trace.name(), fmt::join(types, "/"));
 }
 
 // Checks that this Slang build can reproduce the kernel and takes its PTX.
@@ -227,11 +254,7 @@ absl::StatusOr<CompileReport> CompileTrace(const Trace& trace, const std::string
   const CompileCache cache(options.cache_directory);
   const size_t workers =
       options.jobs > 0 ? options.jobs : std::max(1u, std::thread::hardware_concurrency());
-  if (trace.kernels().empty()) {
-    return absl::FailedPreconditionError(fmt::format(
-        "{} holds no kernels: record on a CUDA device (SLANGPY_RECORD=... python app.py)",
-        trace.name()));
-  }
+  if (trace.kernels().empty()) return absl::FailedPreconditionError(WhyNoKernels(trace));
 
   std::vector<KernelJob> jobs(trace.kernels().size());
   for (size_t i = 0; i < jobs.size(); ++i) {
@@ -257,6 +280,8 @@ absl::StatusOr<CompileReport> CompileTrace(const Trace& trace, const std::string
   // Replay: one Slang replayer per worker, created on first use, so that a
   // rebuild whose kernels are all proven starts no Slang session.
   const std::string build_tag = SlangBuildTag();
+  // Both change the process's environment: before any worker starts.
+  PointSlangAtCudaHeaders(DefaultNvrtcDirectory().value_or(""));
   if (!TakeOverWorkingDirectoryForNvrtc()) {
     fmt::print(stderr,
                "spreplay: warning: this program cannot present the recorded working directory to "
@@ -315,6 +340,8 @@ absl::StatusOr<CompileReport> CompileTrace(const Trace& trace, const std::string
           writer.Add(MetadataOf(job, options.arches, job.ptx_arch), std::move(binaries));
       if (!added.ok()) job.Fail(std::string(added.message()));
     }
+    // The app's process learns why from the archive when it asks for this kernel.
+    if (job.failed()) writer.AddUnbuilt({job.record->key, job.call_site, job.outcome.message});
     report_progress(job);
     report.kernels.push_back(std::move(job.outcome));
   }

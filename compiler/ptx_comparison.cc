@@ -52,7 +52,7 @@ std::string DescribePtxDifference(std::string_view recorded, std::string_view re
     if (!SameLine(a, b)) {
       return fmt::format(
           "PTX differs from the recorded PTX at line {} (byte {}):\n  recorded: {}\n  replayed: "
-          "{}\n  ({} vs {} bytes; a different Slang or NVRTC than the app used?)",
+          "{}\n  ({} vs {} bytes; a different Slang, NVRTC or CUDA headers than the app used?)",
           line, start, a, b, recorded.size(), replayed.size());
     }
     ++line;

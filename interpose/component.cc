@@ -209,7 +209,21 @@ ComponentPtr Component::Renamed(ComponentPtr entry_point, std::string new_name) 
   return renamed;
 }
 
-ComponentPtr Component::Opaque() { return Make(Kind::kOpaque); }
+ComponentPtr Component::Opaque(std::string reason) {
+  auto opaque = Make(Kind::kOpaque);
+  opaque->opaque_reason = std::move(reason);
+  return opaque;
+}
+
+std::string NotKeyableReason(const ComponentPtr& program) {
+  if (!program) return "spreplay never saw its program being made";
+  std::string reason;
+  ForEachDistinctNode(program, [&](const Component& node) {
+    if (reason.empty() && node.kind == Component::Kind::kOpaque) reason = node.opaque_reason;
+  });
+  return reason.empty() && !program->keyable ? "part of it was made out of sight of spreplay"
+                                             : reason;
+}
 
 Digest KernelKey(const KernelKeyInputs& inputs) {
   return KeyHasher("spreplay.kernel.v1")

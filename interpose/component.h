@@ -61,6 +61,8 @@ struct Component {
   int64_t conformance_id = -1;
   // kLinked
   std::vector<CompilerOption> link_options;
+  // kOpaque: why spreplay cannot key it, for miss messages.
+  std::string opaque_reason;
   std::vector<ComponentPtr> children;
 
   Digest digest;         // content identity, computed by the factories below
@@ -75,7 +77,8 @@ struct Component {
   static ComponentPtr Composite(std::vector<ComponentPtr> children);
   static ComponentPtr Linked(ComponentPtr program, std::vector<CompilerOption> options);
   static ComponentPtr Renamed(ComponentPtr entry_point, std::string new_name);
-  static ComponentPtr Opaque();
+  // `reason` completes "not keyable: ...", e.g. "it was made by X, which ...".
+  static ComponentPtr Opaque(std::string reason);
 };
 
 const char* KindName(Component::Kind kind);
@@ -85,6 +88,10 @@ const char* KindName(Component::Kind kind);
 // the entry point), so a plain recursive walk sees some of them twice.
 void ForEachDistinctNode(const ComponentPtr& root,
                          const std::function<void(const Component&)>& visit);
+
+// Why `program` cannot be keyed: the reason of its first opaque part ("" if
+// it is keyable).
+std::string NotKeyableReason(const ComponentPtr& program);
 
 // Replaces every mention of a dependency's path in module source text by the
 // digest of that file's content: slangpy writes the path of a module imported

@@ -122,7 +122,11 @@ void Track(ISlangUnknown* object, ComponentPtr component) {
 ComponentPtr Lookup(const void* object) {
   std::lock_guard lock(State().mutex);
   auto it = State().components.find(object);
-  return it == State().components.end() ? Component::Opaque() : it->second;
+  return it == State().components.end()
+             ? Component::Opaque(
+                   "part of its program was made by a Slang call spreplay does not follow (e.g. "
+                   "IComponentType::specialize, or a module loaded from IR)")
+             : it->second;
 }
 
 std::string TypeFullName(slang::TypeReflection* type) {
@@ -192,7 +196,10 @@ void DescribeModule(IModule* module, const char* requested_name, const char* pat
         (*described)->digest.ToHex().substr(0, 12));
   }
   const bool readable = described.ok();
-  ComponentPtr component = readable ? *described : Component::Opaque();
+  ComponentPtr component =
+      readable ? *described
+               : Component::Opaque(fmt::format("spreplay could not read a file it depends on: {}",
+                                               described.status().message()));
   Track(module, component);
   if (!readable) return;
   if (component->source) {
@@ -401,7 +408,11 @@ SlangResult SLANG_MCALL HookCreateTypeConformance(ISession* self, slang::TypeRef
       Log("type conformance {} : {} has no fixed id; its kernels will always compile", type_name,
           interface_name);
     Track(*out, keyable ? Component::TypeConformance(type_name, interface_name, id_override)
-                        : Component::Opaque());
+                        : Component::Opaque(fmt::format(
+                              "type conformance {} : {} has an automatic id, which Slang draws "
+                              "from a counter of the session, so its code depends on what the "
+                              "session compiled before; give it an explicit id to have it served",
+                              type_name, interface_name)));
   }
   return result;
 }

@@ -61,4 +61,18 @@ absl::Status UseNvrtc(slang::IGlobalSession* session, const std::string& directo
   return absl::OkStatus();
 }
 
+std::string PointSlangAtCudaHeaders(const std::string& nvrtc_directory) {
+  if (const char* cuda_path = std::getenv("CUDA_PATH"); cuda_path && *cuda_path) return cuda_path;
+  if (nvrtc_directory.empty()) return "";
+  std::error_code error;
+  // Through the symbolic links a bundle of wheels may have made.
+  const std::filesystem::path library =
+      std::filesystem::canonical(std::filesystem::path(nvrtc_directory) / "libnvrtc.so", error);
+  if (error) return "";
+  const std::filesystem::path root = library.parent_path().parent_path();
+  if (!std::filesystem::exists(root / "include" / "cuda_fp16.h", error)) return "";
+  setenv("CUDA_PATH", root.c_str(), /*overwrite=*/0);
+  return root.string();
+}
+
 }  // namespace spreplay

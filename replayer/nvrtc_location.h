@@ -21,4 +21,12 @@ std::optional<std::string> DefaultNvrtcDirectory();
 // preload, which lasts for the life of the process.
 absl::Status UseNvrtc(slang::IGlobalSession* session, const std::string& directory);
 
+// Slang looks for cuda_fp16.h (kernels that use half) beside NVRTC's library,
+// then in $CUDA_PATH/include. A toolkit's layout puts it where Slang looks;
+// NVIDIA's PyPI wheels put it in ../include of the library, where Slang does
+// not. With CUDA_PATH unset and the header there, sets CUDA_PATH to that
+// include directory's parent. Changes the environment: call it before the
+// process starts threads. Returns the CUDA_PATH now in force ("" for none).
+std::string PointSlangAtCudaHeaders(const std::string& nvrtc_directory);
+
 }  // namespace spreplay

@@ -61,7 +61,7 @@ KernelDecision ArchiveKernels::Miss(const KernelRequest& request, std::string re
                             : wrappers.empty()
                                 ? "an unnamed kernel"
                                 : fmt::format("wrapper {}", wrappers.front().substr(0, 16));
-  misses_.push_back({label, reason});
+  misses_.push_back({label, reason, options_.strict});
   if (options_.strict) {
     *refusal = fmt::format(
         "spreplay: {} is not in {} ({}); SLANGPY_KERNELS_STRICT forbids compiling it: "

@@ -29,6 +29,7 @@ struct ServingOptions {
 struct MissRecord {
   std::string call_site;  // "module.function (kind)" or the wrapper's name
   std::string reason;
+  bool refused = false;  // strict mode failed the request; otherwise Slang compiled it
 };
 
 class ArchiveKernels final : public HookListener {

@@ -35,8 +35,15 @@ std::vector<std::string> WrapperModuleNames(const ComponentPtr& program) {
 std::string ExplainMiss(const Archive& archive, const KernelRequest& request,
                         const CallSiteName* name) {
   if (!request.session) return "its Slang session was created before spreplay was active";
-  if (!request.program->keyable)
-    return "it uses Slang modules spreplay could not read (see SPREPLAY_VERBOSE=1)";
+  if (!request.program->keyable) return "not keyable: " + NotKeyableReason(request.program);
+  for (auto unbuilt : archive.index().getUnbuilt()) {
+    if (DigestFromData(unbuilt.getKey()).value_or(Digest{}) != request.key) continue;
+    std::string reason = unbuilt.getReason();
+    // The first line says what failed; the rest (a compiler log) is in the compile report.
+    if (const size_t end = reason.find('\n'); end != std::string::npos)
+      reason = reason.substr(0, end) + " (more in `spreplay compile`'s report)";
+    return fmt::format("recorded, but `spreplay compile` could not build it: {}", reason);
+  }
   const std::vector<std::string> wrappers = WrapperModuleNames(request.program);
   for (size_t i = 0; i < archive.kernel_count(); ++i) {
     ArchivedKernel kernel = archive.kernel(i);

@@ -37,6 +37,20 @@ struct ArchiveIndex {
   entries @4 :List(KernelEntry);
   # Every kernel, SORTED BY `key` (bytewise, ascending, no duplicates). Readers rely on the order
   # to binary-search the mapped index without building a table at open time.
+
+  unbuilt @5 :List(UnbuiltKernel);
+  # Kernels the traces recorded but `spreplay compile` could not build, with why. The runtime
+  # reads it only on a miss, to say why that kernel is not served.
+}
+
+struct UnbuiltKernel {
+  key @0 :Data;
+  # The kernel's content key, as in KernelEntry.
+
+  callSite @1 :CallSite;
+
+  reason @2 :Text;
+  # What compile said, e.g. a Slang error or "PTX differs from the recorded PTX at line ...".
 }
 
 struct CreationInfo {

@@ -32,7 +32,8 @@ def format_summary(summary: dict) -> str:
     if summary["refused"]:
         text += f", {summary['refused']} refused"
     for miss in summary.get("misses", []):
-        text += f"\n  compiled {miss['callSite']}: {miss['reason']}"
+        outcome = "refused" if miss.get("refused") else "compiled"
+        text += f"\n  {outcome} {miss['callSite']}: {miss['reason']}"
     return text
 
 

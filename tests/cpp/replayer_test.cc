@@ -537,7 +537,8 @@ TEST_F(RecordedKernelTest, RejectsPartsTheHooksCouldNotSee) {
   std::unique_ptr<Replayer> replayer = NewReplayer();
   ASSERT_TRUE(replayer);
   absl::StatusOr<ReplayedKernel> replayed = replayer->Replay(
-      recording_->config, Component::Linked(Component::Opaque(), {}), 0, 0, recording_->snapshot);
+      recording_->config, Component::Linked(Component::Opaque("made out of sight"), {}), 0, 0,
+      recording_->snapshot);
   EXPECT_FALSE(replayed.ok());
   replayed = replayer->Replay(recording_->config, CompositeChild(*recording_, 0), 0, 0,
                               recording_->snapshot);
@@ -697,7 +698,8 @@ TEST(ReplayerTest, ReplaysABareNameModuleOfTheAppsDirectoryFromAnywhere) {
   std::vector<Recording> recordings;
   {
     // Like `Module.load_from_file(device, "user.slang")` run from the app's
-    // folder, with debug information, which puts the directory into the PTX.
+    // folder, with debug information: NVRTC names the wrapper's source by
+    // the working directory.
     ScopedChdir in_app(app.path());
     recordings = RecordCallSites(live.get(), {WheelSlangDirectory()}, {kWrapperBody}, 2);
   }

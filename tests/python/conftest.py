@@ -17,8 +17,8 @@ def spreplay_command() -> list[str]:
     return [sys.executable, "-m", "spreplay"]
 
 
-def run_spreplay(*args: str, check: bool = True) -> subprocess.CompletedProcess:
-    proc = subprocess.run([*spreplay_command(), *args], env=clean_env(), capture_output=True, text=True)
+def run_spreplay(*args: str, check: bool = True, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    proc = subprocess.run([*spreplay_command(), *args], env=clean_env(), capture_output=True, text=True, cwd=cwd)
     if check and proc.returncode != 0:
         raise AssertionError(f"spreplay {' '.join(args)} failed ({proc.returncode}):\n{proc.stderr}")
     return proc

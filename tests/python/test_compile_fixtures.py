@@ -1,6 +1,13 @@
 """`spreplay compile` on traces recorded on an H200, on this machine with no GPU:
 PTX byte-identical to what slangpy compiled, SASS for every arch, archives that
-round-trip, incremental rebuilds, and clear errors on bad input."""
+round-trip, incremental rebuilds, and clear errors on bad input.
+
+The traces were recorded in the H200's checkout, with its CUDA toolkit's
+layout (NVRTC's headers under targets/x86_64-linux/include); they compile here
+from a directory of their own, with whatever CUDA this machine has (in CI,
+NVIDIA's PyPI wheels). local_modules was recorded with debug information,
+which writes those paths into the PTX, and in both of its module load orders.
+"""
 
 from __future__ import annotations
 
@@ -20,8 +27,10 @@ ARCHES = [75, 80, 86, 89, 90, 100, 120]
 @pytest.fixture(scope="module")
 def archive(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("compile") / "kernels.sprk"
-    proc = run_spreplay("compile", *map(str, TRACES), "-o", str(out), "--no-cache")
-    kernels = sum(len(inspect_json(t)["kernels"]) for t in TRACES)
+    elsewhere = tmp_path_factory.mktemp("elsewhere")
+    proc = run_spreplay("compile", *map(str, TRACES), "-o", str(out), "--no-cache", cwd=elsewhere)
+    # Kernels recorded in several traces (both load orders) compile once.
+    kernels = len({k["key"] for t in TRACES for k in inspect_json(t)["kernels"]})
     assert proc.stderr.count("PTX identical") == kernels, proc.stderr
     assert_one_progress_line_per_kernel(proc.stderr)
     return out
@@ -31,6 +40,30 @@ def test_every_recorded_kernel_is_rebuilt_byte_identically(archive: Path) -> Non
     index = inspect_json(archive)
     recorded = {k["key"] for t in TRACES for k in inspect_json(t)["kernels"]}
     assert {e["key"] for e in index["kernels"]} == recorded
+
+
+def test_debug_information_names_the_recording_machines_paths() -> None:
+    # What makes this fixture hard: line information names the wrapper by the
+    # H200's working directory, and CUDA's headers where its toolkit has them.
+    data = (FIXTURES / "local_modules.capnp").read_bytes()
+    assert b'.file\t1 "/work/main/samples/local_modules/' in data
+    assert b'"/usr/local/cuda/targets/x86_64-linux/include/cuda_fp16.h"' in data
+
+
+def test_module_load_order_changes_no_key(tmp_path: Path) -> None:
+    # Loading noise.slang first names slangpy's library "slangpy.slang" instead
+    # of "slangpy"; the kernels are the same, and so are their keys and code.
+    first = inspect_json(FIXTURES / "local_modules.capnp")["kernels"]
+    swapped = inspect_json(FIXTURES / "local_modules-noise-first.capnp")["kernels"]
+    assert {k["key"] for k in first} == {k["key"] for k in swapped} and len(first) == 5
+    names = {name for k in first + swapped for name in k["moduleNames"] if name.startswith("slangpy")}
+    assert names == {"slangpy", "slangpy.slang"}
+    archives = []
+    for trace in ("local_modules.capnp", "local_modules-noise-first.capnp"):
+        out = tmp_path / f"{trace}.sprk"
+        run_spreplay("compile", str(FIXTURES / trace), "-o", str(out), "--no-cache", "--arch", "90", cwd=tmp_path)
+        archives.append({k["key"]: [b["sha256"] for b in k["blobs"]] for k in inspect_json(out)["kernels"]})
+    assert archives[0] == archives[1]
 
 
 def test_every_kernel_has_sass_for_every_default_arch(archive: Path, tmp_path: Path) -> None:
