@@ -133,6 +133,14 @@ absl::StatusOr<IndexFacts> CheckIndex(schema::ArchiveIndex::Reader index,
     }
     unbuilt[i].getReason();
   }
+  const auto sessions = index.getSessions();
+  for (unsigned i = 0; i < sessions.size(); ++i) {
+    if (!IsDigestSized(sessions[i].getDigest())) {
+      return Damaged(source_name, fmt::format("session settings {} have a {}-byte digest, not {}",
+                                              i, sessions[i].getDigest().size(), kDigestSize));
+    }
+    for (auto line : sessions[i].getSettings()) line.size();
+  }
   return facts;
 }
 

@@ -36,9 +36,11 @@ struct BlobLayout {
 // Cap'n Proto's text setters want a NUL-terminated string; std::string provides one.
 kj::StringPtr AsText(const std::string& text) { return kj::StringPtr(text.c_str(), text.size()); }
 
-absl::Status CheckBinaries(const Digest& key, const std::vector<KernelBinary>& binaries) {
+absl::Status CheckBinaries(const Digest& key, bool optix,
+                           const std::vector<KernelBinary>& binaries) {
   std::set<std::pair<schema::BlobKind, uint32_t>> seen;
   int fatbins = 0;
+  int ptxs = 0;
   for (const KernelBinary& binary : binaries) {
     const std::string kind = BlobKindName(binary.kind);
     if (binary.kind == schema::BlobKind::UNSPECIFIED) {
@@ -49,6 +51,7 @@ absl::Status CheckBinaries(const Digest& key, const std::vector<KernelBinary>& b
       return absl::InvalidArgumentError(
           fmt::format("kernel {} has an empty {} for arch {}", key.ToHex(), kind, binary.arch));
     }
+    ptxs += binary.kind == schema::BlobKind::PTX;
     if (binary.kind == schema::BlobKind::FATBIN) {
       ++fatbins;
       if (binary.arch != 0) {
@@ -62,7 +65,12 @@ absl::Status CheckBinaries(const Digest& key, const std::vector<KernelBinary>& b
           fmt::format("kernel {} has two {} blobs for arch {}", key.ToHex(), kind, binary.arch));
     }
   }
-  if (fatbins != 1) {
+  if (optix && (fatbins != 0 || ptxs != 1)) {
+    return absl::InvalidArgumentError(fmt::format(
+        "OptiX kernel {} has {} fatbins and {} PTX blobs: the runtime serves exactly one PTX",
+        key.ToHex(), fatbins, ptxs));
+  }
+  if (!optix && fatbins != 1) {
     return absl::InvalidArgumentError(fmt::format(
         "kernel {} has {} fatbins: the runtime serves exactly one", key.ToHex(), fatbins));
   }
@@ -92,6 +100,7 @@ void FillEntry(const KernelMetadata& metadata, const std::vector<KernelBinary>& 
   for (size_t i = 0; i < metadata.sass_arches.size(); ++i)
     sass_arches.set(i, metadata.sass_arches[i]);
   out.setPtxArch(metadata.ptx_arch);
+  out.setOptix(metadata.optix);
 
   auto blobs = out.initBlobs(static_cast<unsigned>(binaries.size()));
   for (size_t i = 0; i < binaries.size(); ++i) {
@@ -119,7 +128,8 @@ void FillEntry(const KernelMetadata& metadata, const std::vector<KernelBinary>& 
 ArchiveWriter::ArchiveWriter(ArchiveProvenance provenance) : provenance_(std::move(provenance)) {}
 
 absl::Status ArchiveWriter::Add(KernelMetadata metadata, std::vector<KernelBinary> binaries) {
-  if (absl::Status status = CheckBinaries(metadata.key, binaries); !status.ok()) return status;
+  if (absl::Status status = CheckBinaries(metadata.key, metadata.optix, binaries); !status.ok())
+    return status;
   const Digest key = metadata.key;
   kernels_.insert_or_assign(key, Kernel{std::move(metadata), std::move(binaries)});
   return absl::OkStatus();
@@ -128,6 +138,10 @@ absl::Status ArchiveWriter::Add(KernelMetadata metadata, std::vector<KernelBinar
 void ArchiveWriter::AddUnbuilt(UnbuiltKernel kernel) {
   const Digest key = kernel.key;
   unbuilt_.insert_or_assign(key, std::move(kernel));
+}
+
+void ArchiveWriter::AddSessionSettings(const Digest& digest, std::vector<std::string> settings) {
+  session_settings_.insert_or_assign(digest, std::move(settings));
 }
 
 absl::Status ArchiveWriter::Write(const std::string& path) const {
@@ -157,6 +171,15 @@ absl::Status ArchiveWriter::Write(const std::string& path) const {
     out.setKey(DataOf(key));
     FillCallSite(kernel.call_site, out.initCallSite());
     out.setReason(AsText(kernel.reason));
+    out.setUnsupported(kernel.unsupported);
+  }
+  auto sessions = index.initSessions(static_cast<unsigned>(session_settings_.size()));
+  position = 0;
+  for (const auto& [digest, settings] : session_settings_) {
+    auto out = sessions[position++];
+    out.setDigest(DataOf(digest));
+    auto lines = out.initSettings(static_cast<unsigned>(settings.size()));
+    for (unsigned i = 0; i < settings.size(); ++i) lines.set(i, AsText(settings[i]));
   }
 
   // Re-laid into one segment sized to fit: readers then never follow far pointers, which in

@@ -46,6 +46,7 @@ struct KernelMetadata {
   Digest program_digest;
   std::vector<uint32_t> sass_arches;
   uint32_t ptx_arch = 0;
+  bool optix = false;  // served as its PTX, see schema::KernelEntry::optix
 };
 
 // A recorded kernel `spreplay compile` could not build; mirrors schema::UnbuiltKernel.
@@ -53,6 +54,7 @@ struct UnbuiltKernel {
   Digest key;
   KernelCallSite call_site;
   std::string reason;
+  bool unsupported = false;  // a kind spreplay does not build, not a failed build
 };
 
 struct KernelBinary {
@@ -67,7 +69,8 @@ class ArchiveWriter {
   explicit ArchiveWriter(ArchiveProvenance provenance);
 
   // Adds a kernel. Its binaries must include exactly one FATBIN (arch 0), which is what the
-  // runtime serves, and at most one blob per kind and arch; none may be empty.
+  // runtime serves (an OptiX program: exactly one PTX and no FATBIN), and at most one blob per
+  // kind and arch; none may be empty.
   //
   // A key added twice keeps the LAST kernel added. Keys name content, so a repeat is a rebuild of
   // the same kernel (e.g. merging a fresh compile over an older one) and the newest build is the
@@ -77,6 +80,9 @@ class ArchiveWriter {
   // Records why a kernel is missing, for the runtime's miss messages. A key both added and
   // unbuilt (two traces, two outcomes) is served, and not listed here.
   void AddUnbuilt(UnbuiltKernel kernel);
+
+  // The readable settings of the session `digest` names (interpose/session_settings.h).
+  void AddSessionSettings(const Digest& digest, std::vector<std::string> settings);
 
   size_t kernel_count() const { return kernels_.size(); }
 
@@ -95,6 +101,7 @@ class ArchiveWriter {
   ArchiveProvenance provenance_;
   std::map<Digest, Kernel> kernels_;  // Ordered because the index must be sorted by key.
   std::map<Digest, UnbuiltKernel> unbuilt_;
+  std::map<Digest, std::vector<std::string>> session_settings_;
 };
 
 }  // namespace spreplay

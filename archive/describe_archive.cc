@@ -61,7 +61,8 @@ std::string DescribeAsTable(const Archive& archive) {
     rows.push_back({HexOf(entry.getKey()).substr(0, kKeyPrefixLength),
                     Printable(AsView(call_site.getModuleName())),
                     Printable(AsView(call_site.getFunctionName())),
-                    Printable(AsView(call_site.getCallKind())), JoinArches(entry.getSassArches()),
+                    Printable(AsView(call_site.getCallKind())),
+                    entry.getOptix() ? "OptiX" : JoinArches(entry.getSassArches()),
                     entry.getPtxArch() == 0 ? "-" : fmt::format("{}", entry.getPtxArch()),
                     HumanSize(fatbin_size), HumanSize(blob_total)});
   }
@@ -109,6 +110,7 @@ void WriteEntry(schema::KernelEntry::Reader entry, JsonWriter& json) {
   for (const uint32_t arch : entry.getSassArches()) json.Uint(arch);
   json.EndArray();
   json.Key("ptx_arch").Uint(entry.getPtxArch());
+  json.Key("optix").Bool(entry.getOptix());
   json.Key("manifest").BeginArray();
   for (const auto dependency : entry.getManifest()) {
     json.BeginObject();

@@ -7,6 +7,7 @@
 namespace spreplay {
 
 int RunCompile(std::span<char*> args);
+int RunExplain(std::span<char*> args);
 int RunExtract(std::span<char*> args);
 int RunInspect(std::span<char*> args);
 int RunMerge(std::span<char*> args);

@@ -16,6 +16,7 @@ commands:
   inspect FILE [--json]       describe a trace or a kernel archive
   merge TRACE... -o OUT       merge traces into one (de-duplicated)
   compile TRACE... -o OUT     build a kernel archive from traces (no GPU needed)
+  explain TRACE ARCHIVE       say why each kernel of TRACE is or is not served by ARCHIVE
   extract ARCHIVE KEY -o OUT  write one archived kernel as a fatbin
   version                     print versions
 
@@ -39,6 +40,7 @@ int main(int argc, char** argv) {
   const std::string_view command = args[0];
   std::span<char*> rest = args.subspan(1);
   if (command == "compile") return spreplay::RunCompile(rest);
+  if (command == "explain") return spreplay::RunExplain(rest);
   if (command == "extract") return spreplay::RunExtract(rest);
   if (command == "inspect") return spreplay::RunInspect(rest);
   if (command == "merge") return spreplay::RunMerge(rest);

@@ -18,6 +18,7 @@
 #include "fmt/format.h"
 #include "fmt/ranges.h"
 #include "interpose/key_hasher.h"
+#include "interpose/session_settings.h"
 #include "replayer/nvrtc_location.h"
 #include "replayer/recorded_working_directory.h"
 #include "replayer/replayer.h"
@@ -41,7 +42,8 @@ struct KernelJob {
   std::string ptx;                       // without the trailing NUL
   Digest ptx_digest;
   uint32_t ptx_arch = 0;
-  Digest proof;  // that the trace rebuilds this PTX, see NeedsReplay
+  bool optix = false;  // a ray-tracing program: archived as its PTX, for OptiX
+  Digest proof;        // that the trace rebuilds this PTX, see NeedsReplay
   std::map<uint32_t, std::string> cubins;
   std::string fatbin;
   bool reported = false;  // its progress line was printed
@@ -52,9 +54,16 @@ struct KernelJob {
   }
 };
 
+// Ray-tracing programs go to OptiX, which compiles their PTX itself when the
+// pipeline is created; the driver never loads them as modules, so a fatbin
+// could not stand in for them, but their PTX can, exactly as Slang made it.
+// Their PTX calls into OptiX's device API.
+bool IsOptixProgram(std::string_view ptx) { return ptx.find("_optix_") != std::string_view::npos; }
+
 void DescribeCallSite(const Trace& trace, KernelJob& job) {
   std::vector<trace_schema::CallSite::Reader> call_sites = trace.CallSitesOf(*job.record);
   job.call_site.entry_point_name = job.record->entry_point_name;
+  job.optix = job.outcome.optix = IsOptixProgram(job.record->code);
   if (call_sites.empty()) {
     job.outcome.label = fmt::format("kernel {} ({})", job.record->key.ToHex().substr(0, 16),
                                     job.record->entry_point_name);
@@ -67,11 +76,6 @@ void DescribeCallSite(const Trace& trace, KernelJob& job) {
   job.call_site.wrapper_module_name = call_site.getSlangpyHash();
   job.outcome.label = fmt::format("{}.{} ({})", job.call_site.module_name,
                                   job.call_site.function_name, job.call_site.call_kind);
-  if (call_site.getKind() == trace_schema::CallSite::Kind::RAY_TRACING) {
-    job.outcome.status = KernelOutcome::Status::kUnsupported;
-    job.outcome.message =
-        "ray-tracing call sites (OptiX) are not supported yet; they compile at run time";
-  }
 }
 
 // What a trace without kernels says about the app that wrote it.
@@ -195,6 +199,10 @@ KernelMetadata MetadataOf(const KernelJob& job, const std::vector<uint32_t>& arc
 std::string ProgressLine(const KernelOutcome& outcome, size_t arch_count) {
   switch (outcome.status) {
     case KernelOutcome::Status::kCompiled:
+      if (outcome.optix) {
+        return fmt::format("compiled {}: PTX identical{}, archived as PTX for OptiX", outcome.label,
+                           outcome.replay_cached ? " (cached)" : "");
+      }
       return fmt::format("compiled {}: PTX identical{}, SASS for {} arch{}, fatbin {} bytes",
                          outcome.label, outcome.replay_cached ? " (cached)" : "", arch_count,
                          arch_count == 1 ? "" : "es", outcome.fatbin_bytes);
@@ -210,6 +218,7 @@ void PackFatbin(const FatbinPacker& packer, KernelJob& job) {
   absl::StatusOr<uint32_t> ptx_arch = PtxTargetArch(job.ptx);
   if (!ptx_arch.ok()) return job.Fail(std::string(ptx_arch.status().message()));
   job.ptx_arch = *ptx_arch;
+  if (job.optix) return;  // served as its PTX
   absl::StatusOr<std::string> fatbin = packer.Pack(job.cubins, job.ptx, job.ptx_arch);
   if (!fatbin.ok()) return job.Fail(std::string(fatbin.status().message()));
   job.fatbin = *std::move(fatbin);
@@ -308,7 +317,7 @@ absl::StatusOr<CompileReport> CompileTrace(const Trace& trace, const std::string
   // SASS: every (kernel, arch) pair in parallel.
   std::vector<std::pair<size_t, uint32_t>> builds;
   for (size_t i = 0; i < jobs.size(); ++i) {
-    if (jobs[i].failed()) continue;
+    if (jobs[i].failed() || jobs[i].optix) continue;
     for (uint32_t arch : options.arches) builds.emplace_back(i, arch);
   }
   ParallelFor(builds.size(), workers, [&](size_t item, size_t) {
@@ -334,14 +343,27 @@ absl::StatusOr<CompileReport> CompileTrace(const Trace& trace, const std::string
   for (KernelJob& job : jobs) {
     if (!job.failed()) {
       std::vector<KernelBinary> binaries;
-      binaries.push_back({schema::BlobKind::FATBIN, 0, Bytes(job.fatbin)});
-      binaries.push_back({schema::BlobKind::PTX, job.ptx_arch, Bytes(job.ptx)});
-      absl::Status added =
-          writer.Add(MetadataOf(job, options.arches, job.ptx_arch), std::move(binaries));
+      KernelMetadata metadata = MetadataOf(job, options.arches, job.ptx_arch);
+      if (job.optix) {
+        // Byte for byte what Slang returned, trailing NUL included.
+        binaries.push_back({schema::BlobKind::PTX, job.ptx_arch, Bytes(job.record->code)});
+        metadata.optix = true;
+        metadata.sass_arches.clear();
+      } else {
+        binaries.push_back({schema::BlobKind::FATBIN, 0, Bytes(job.fatbin)});
+        binaries.push_back({schema::BlobKind::PTX, job.ptx_arch, Bytes(job.ptx)});
+      }
+      absl::Status added = writer.Add(std::move(metadata), std::move(binaries));
       if (!added.ok()) job.Fail(std::string(added.message()));
     }
     // The app's process learns why from the archive when it asks for this kernel.
-    if (job.failed()) writer.AddUnbuilt({job.record->key, job.call_site, job.outcome.message});
+    if (job.failed()) {
+      writer.AddUnbuilt({job.record->key, job.call_site, job.outcome.message,
+                         job.outcome.status == KernelOutcome::Status::kUnsupported});
+    }
+    if (absl::StatusOr<SessionConfig> session = trace.FindSession(job.record->session_location);
+        session.ok())
+      writer.AddSessionSettings(job.record->session, KeyedSettings(*session));
     report_progress(job);
     report.kernels.push_back(std::move(job.outcome));
   }

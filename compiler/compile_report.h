@@ -17,6 +17,7 @@ struct KernelOutcome {
   Status status = Status::kFailed;
   std::string message;  // why it failed, with Slang's or ptxas' diagnostics
   bool replay_cached = false;
+  bool optix = false;                       // a ray-tracing program, archived as its PTX
   double front_end_seconds = 0;             // Slang session, modules, composition, link
   double codegen_seconds = 0;               // Slang codegen + NVRTC
   std::map<uint32_t, double> sass_seconds;  // per arch; 0 for a cache hit

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "common/replace_all.h"
+#include "fmt/format.h"
 #include "interpose/key_hasher.h"
 
 namespace spreplay {
@@ -49,6 +51,26 @@ std::string FileModuleKeyName(const std::string& name,
 }
 
 }  // namespace
+
+ComponentPtr WithChildren(const Component& node, std::vector<ComponentPtr> children) {
+  switch (node.kind) {
+    case Component::Kind::kEntryPoint:
+      return Component::EntryPoint(children.at(0), node.name, node.stage);
+    case Component::Kind::kComposite:
+      return Component::Composite(std::move(children));
+    case Component::Kind::kLinked:
+      return Component::Linked(children.at(0), node.link_options);
+    case Component::Kind::kRenamed:
+      return Component::Renamed(children.at(0), node.name);
+    case Component::Kind::kSpecialized:
+      return Component::Specialized(children.at(0), node.specialization_args);
+    case Component::Kind::kModule:
+    case Component::Kind::kTypeConformance:
+    case Component::Kind::kOpaque:
+      break;
+  }
+  return std::make_shared<Component>(node);  // a leaf: no children to replace
+}
 
 void ForEachDistinctNode(const ComponentPtr& root,
                          const std::function<void(const Component&)>& visit) {
@@ -170,7 +192,8 @@ ComponentPtr Component::TypeConformance(std::string type_name, std::string inter
                             .Text(interface_name)
                             .Integer(id)
                             .Finish();
-  conformance->keyable = true;
+  // An automatic id (-1) is keyable only once resolved to the id Slang assigned.
+  conformance->keyable = id >= 0;
   conformance->name = std::move(type_name);
   conformance->interface_name = std::move(interface_name);
   conformance->conformance_id = id;
@@ -209,6 +232,19 @@ ComponentPtr Component::Renamed(ComponentPtr entry_point, std::string new_name) 
   return renamed;
 }
 
+ComponentPtr Component::Specialized(ComponentPtr component, std::vector<std::string> arguments) {
+  auto specialized = Make(Kind::kSpecialized);
+  // Type names are resolved in the program's modules, whose content is keyed.
+  KeyHasher hasher("spreplay.specialized.v1");
+  hasher.Hash(component->digest).Integer(static_cast<int64_t>(arguments.size()));
+  for (const std::string& argument : arguments) hasher.Text(argument);
+  specialized->digest = hasher.Finish();
+  specialized->keyable = component->keyable;
+  specialized->specialization_args = std::move(arguments);
+  specialized->children.push_back(std::move(component));
+  return specialized;
+}
+
 ComponentPtr Component::Opaque(std::string reason) {
   auto opaque = Make(Kind::kOpaque);
   opaque->opaque_reason = std::move(reason);
@@ -219,10 +255,38 @@ std::string NotKeyableReason(const ComponentPtr& program) {
   if (!program) return "spreplay never saw its program being made";
   std::string reason;
   ForEachDistinctNode(program, [&](const Component& node) {
-    if (reason.empty() && node.kind == Component::Kind::kOpaque) reason = node.opaque_reason;
+    if (!reason.empty()) return;
+    if (node.kind == Component::Kind::kOpaque) reason = node.opaque_reason;
+    if (node.kind == Component::Kind::kTypeConformance && node.conformance_id < 0) {
+      reason =
+          fmt::format("type conformance {} : {} has an automatic id, and Slang would not say which",
+                      node.name, node.interface_name);
+    }
   });
   return reason.empty() && !program->keyable ? "part of it was made out of sight of spreplay"
                                              : reason;
+}
+
+ComponentPtr RebuildTree(const ComponentPtr& root,
+                         const std::function<ComponentPtr(const ComponentPtr&)>& replace) {
+  absl::flat_hash_map<const Component*, ComponentPtr> rebuilt;
+  std::function<ComponentPtr(const ComponentPtr&)> visit = [&](const ComponentPtr& node) {
+    if (!node) return node;
+    if (auto it = rebuilt.find(node.get()); it != rebuilt.end()) return it->second;
+    ComponentPtr result = replace(node);
+    if (!result) {
+      std::vector<ComponentPtr> children;
+      bool changed = false;
+      for (const ComponentPtr& child : node->children) {
+        children.push_back(visit(child));
+        changed = changed || children.back() != child;
+      }
+      result = changed ? WithChildren(*node, std::move(children)) : node;
+    }
+    rebuilt.emplace(node.get(), result);
+    return result;
+  };
+  return visit(root);
 }
 
 Digest KernelKey(const KernelKeyInputs& inputs) {

@@ -61,6 +61,9 @@ struct Component {
   int64_t conformance_id = -1;
   // kLinked
   std::vector<CompilerOption> link_options;
+  // kSpecialized: each argument of IComponentType::specialize, "type <full
+  // name>" or "expr <Slang text>".
+  std::vector<std::string> specialization_args;
   // kOpaque: why spreplay cannot key it, for miss messages.
   std::string opaque_reason;
   std::vector<ComponentPtr> children;
@@ -77,6 +80,7 @@ struct Component {
   static ComponentPtr Composite(std::vector<ComponentPtr> children);
   static ComponentPtr Linked(ComponentPtr program, std::vector<CompilerOption> options);
   static ComponentPtr Renamed(ComponentPtr entry_point, std::string new_name);
+  static ComponentPtr Specialized(ComponentPtr component, std::vector<std::string> arguments);
   // `reason` completes "not keyable: ...", e.g. "it was made by X, which ...".
   static ComponentPtr Opaque(std::string reason);
 };
@@ -88,6 +92,15 @@ const char* KindName(Component::Kind kind);
 // the entry point), so a plain recursive walk sees some of them twice.
 void ForEachDistinctNode(const ComponentPtr& root,
                          const std::function<void(const Component&)>& visit);
+
+// `node` made again over `children` (same kind and fields, new digest).
+ComponentPtr WithChildren(const Component& node, std::vector<ComponentPtr> children);
+
+// `root` with every node for which `replace` returns non-null replaced by
+// what it returns, and every ancestor of a replaced node made again: digests
+// are computed bottom-up. Shared nodes stay shared.
+ComponentPtr RebuildTree(const ComponentPtr& root,
+                         const std::function<ComponentPtr(const ComponentPtr&)>& replace);
 
 // Why `program` cannot be keyed: the reason of its first opaque part ("" if
 // it is keyable).

@@ -39,6 +39,7 @@ const size_t kGetEntryPointCode = VtableSlotOf(&IComponentType::getEntryPointCod
 const size_t kLink = VtableSlotOf(&IComponentType::link);
 const size_t kLinkWithOptions = VtableSlotOf(&IComponentType::linkWithOptions);
 const size_t kRenameEntryPoint = VtableSlotOf(&IComponentType::renameEntryPoint);
+const size_t kSpecialize = VtableSlotOf(&IComponentType::specialize);
 
 using GetFullNameFn = SlangResult (*)(SlangReflectionType*, ISlangBlob**);
 
@@ -59,6 +60,14 @@ struct HookState {
   // Slang keeps modules loaded in a session: a later program importing them
   // uses what was read then, whatever the file holds now.
   absl::flat_hash_map<std::pair<const void*, std::string>, FileContent> session_files;
+  // Type conformances created with an automatic id, by their description:
+  // where to ask Slang which id it assigned.
+  struct AutomaticConformance {
+    ISession* session = nullptr;
+    slang::TypeReflection* type = nullptr;
+    slang::TypeReflection* interface_type = nullptr;
+  };
+  absl::flat_hash_map<const Component*, AutomaticConformance> automatic_conformances;
   uint64_t session_count = 0;
   GetFullNameFn get_full_name = nullptr;
   KernelCounts counts;
@@ -124,8 +133,8 @@ ComponentPtr Lookup(const void* object) {
   auto it = State().components.find(object);
   return it == State().components.end()
              ? Component::Opaque(
-                   "part of its program was made by a Slang call spreplay does not follow (e.g. "
-                   "IComponentType::specialize, or a module loaded from IR)")
+                   "part of its program was made by a Slang call spreplay does not follow (a "
+                   "module loaded from IR, say)")
              : it->second;
 }
 
@@ -252,13 +261,82 @@ SlangResult SLANG_MCALL HookRenameEntryPoint(IComponentType* self, const char* n
   return result;
 }
 
+// A specialization argument as keys hold it: a type by its full name, which
+// the program's (keyed) modules resolve; an expression by its text.
+std::optional<std::string> SpecializationArgText(const slang::SpecializationArg& argument) {
+  switch (argument.kind) {
+    case slang::SpecializationArg::Kind::Type: {
+      std::string name = TypeFullName(argument.type);
+      if (name.empty()) return std::nullopt;
+      return "type " + name;
+    }
+    case slang::SpecializationArg::Kind::Expr:
+      if (!argument.expr) return std::nullopt;
+      return std::string("expr ") + argument.expr;
+    default:
+      return std::nullopt;
+  }
+}
+
+SlangResult SLANG_MCALL HookSpecialize(IComponentType* self,
+                                       const slang::SpecializationArg* arguments, SlangInt count,
+                                       IComponentType** out, ISlangBlob** diagnostics) {
+  auto original =
+      Original<SlangResult(SLANG_MCALL*)(IComponentType*, const slang::SpecializationArg*, SlangInt,
+                                         IComponentType**, ISlangBlob**)>(self, kSpecialize);
+  SlangResult result = original(self, arguments, count, out, diagnostics);
+  if (SLANG_SUCCEEDED(result) && out && *out) {
+    std::vector<std::string> texts;
+    for (SlangInt i = 0; i < count; ++i) {
+      std::optional<std::string> text = SpecializationArgText(arguments[i]);
+      if (!text) break;
+      texts.push_back(*std::move(text));
+    }
+    PatchComponentType(*out);
+    Track(*out, texts.size() == static_cast<size_t>(count)
+                    ? Component::Specialized(Lookup(self), std::move(texts))
+                    : Component::Opaque("it was specialised with an argument spreplay cannot "
+                                        "name (a type without a name, or an unknown kind)"));
+  }
+  return result;
+}
+
+// `program` with each type conformance of an automatic id given the id Slang
+// assigned to it in its session, which is what the code depends on. Asking
+// assigns an id if none was yet, as slang-rhi's own question would when it
+// binds an object of that type; the app sees the same id either way.
+ComponentPtr ResolveAutomaticConformances(const ComponentPtr& program) {
+  bool automatic = false;
+  ForEachDistinctNode(program, [&](const Component& node) {
+    automatic =
+        automatic || (node.kind == Component::Kind::kTypeConformance && node.conformance_id < 0);
+  });
+  if (!automatic) return program;
+  return RebuildTree(program, [](const ComponentPtr& node) -> ComponentPtr {
+    if (node->kind != Component::Kind::kTypeConformance || node->conformance_id >= 0)
+      return nullptr;
+    HookState::AutomaticConformance where;
+    {
+      std::lock_guard lock(State().mutex);
+      auto it = State().automatic_conformances.find(node.get());
+      if (it == State().automatic_conformances.end()) return nullptr;
+      where = it->second;
+    }
+    uint32_t id = 0;
+    if (SLANG_FAILED(where.session->getTypeConformanceWitnessSequentialID(
+            where.type, where.interface_type, &id)))
+      return nullptr;
+    return Component::TypeConformance(node->name, node->interface_name, id);
+  });
+}
+
 SlangResult SLANG_MCALL HookGetEntryPointCode(IComponentType* self, SlangInt entry_point_index,
                                               SlangInt target_index, ISlangBlob** out_code,
                                               ISlangBlob** out_diagnostics) {
   auto original = Original<SlangResult(SLANG_MCALL*)(
       IComponentType*, SlangInt, SlangInt, ISlangBlob**, ISlangBlob**)>(self, kGetEntryPointCode);
   KernelRequest request;
-  request.program = Lookup(self);
+  request.program = ResolveAutomaticConformances(Lookup(self));
   request.entry_point_index = entry_point_index;
   request.target_index = target_index;
   {
@@ -400,19 +478,20 @@ SlangResult SLANG_MCALL HookCreateTypeConformance(ISession* self, slang::TypeRef
     const std::string type_name = TypeFullName(type);
     const std::string interface_name = TypeFullName(interface_type);
     PatchComponentType(*out);
-    // An automatic id (-1) comes from a counter in the session that every
-    // earlier program advanced: the code depends on the session's history,
-    // which no key can name. Such programs always compile.
-    const bool keyable = !type_name.empty() && !interface_name.empty() && id_override >= 0;
-    if (!keyable)
-      Log("type conformance {} : {} has no fixed id; its kernels will always compile", type_name,
-          interface_name);
-    Track(*out, keyable ? Component::TypeConformance(type_name, interface_name, id_override)
-                        : Component::Opaque(fmt::format(
-                              "type conformance {} : {} has an automatic id, which Slang draws "
-                              "from a counter of the session, so its code depends on what the "
-                              "session compiled before; give it an explicit id to have it served",
-                              type_name, interface_name)));
+    if (type_name.empty() || interface_name.empty()) {
+      Track(*out, Component::Opaque("a type conformance names a type spreplay cannot name"));
+      return result;
+    }
+    // An automatic id (-1) comes from a counter in the session: a program's
+    // code depends on which id Slang assigned, which the request resolves
+    // (ResolveAutomaticConformances) before it keys the program.
+    ComponentPtr conformance =
+        Component::TypeConformance(type_name, interface_name, id_override < 0 ? -1 : id_override);
+    if (id_override < 0) {
+      std::lock_guard lock(State().mutex);
+      State().automatic_conformances[conformance.get()] = {self, type, interface_type};
+    }
+    Track(*out, std::move(conformance));
   }
   return result;
 }
@@ -457,6 +536,7 @@ void PatchComponentType(IComponentType* component) {
   Patch(component, kLink, reinterpret_cast<void*>(&HookLink));
   Patch(component, kLinkWithOptions, reinterpret_cast<void*>(&HookLinkWithOptions));
   Patch(component, kRenameEntryPoint, reinterpret_cast<void*>(&HookRenameEntryPoint));
+  Patch(component, kSpecialize, reinterpret_cast<void*>(&HookSpecialize));
 }
 
 void PatchModule(IModule* module) {

@@ -164,6 +164,9 @@ void EncodeComponent(const Component& component, trace_schema::Component::Builde
   out.setInterfaceName(component.interface_name);
   out.setConformanceId(component.conformance_id);
   EncodeOptions(component.link_options, out.initLinkOptions(component.link_options.size()));
+  auto arguments = out.initSpecializationArgs(component.specialization_args.size());
+  for (size_t i = 0; i < component.specialization_args.size(); ++i)
+    arguments.set(i, component.specialization_args[i]);
   auto children = out.initChildren(component.children.size());
   for (size_t i = 0; i < component.children.size(); ++i)
     children.set(i, DataOf(component.children[i]->digest));
@@ -221,7 +224,13 @@ absl::StatusOr<ComponentPtr> DecodeComponent(trace_schema::Component::Reader rec
       if (absl::Status status = need_children(1); !status.ok()) return status;
       component = Component::Renamed(children[0], record.getName());
       break;
-    case Component::Kind::kSpecialized:
+    case Component::Kind::kSpecialized: {
+      if (absl::Status status = need_children(1); !status.ok()) return status;
+      std::vector<std::string> arguments;
+      for (auto argument : record.getSpecializationArgs()) arguments.emplace_back(argument);
+      component = Component::Specialized(children[0], std::move(arguments));
+      break;
+    }
     case Component::Kind::kOpaque:
       return absl::FailedPreconditionError(
           fmt::format("component {} is {}: Slang made it out of sight of the recorder",

@@ -34,6 +34,7 @@ struct Trace::Contents {
   absl::flat_hash_set<std::string> call_site_ids;
   absl::flat_hash_map<std::string, std::vector<size_t>> call_sites_by_wrapper;
   absl::flat_hash_set<Digest> kernel_keys;
+  absl::flat_hash_set<std::string> process_ids;
 
   void Index(trace_schema::TraceRecord::Reader record);
   void AddLog(TraceLog log);
@@ -49,9 +50,17 @@ std::string_view ViewOf(capnp::Data::Reader data) {
 
 void Trace::Contents::Index(trace_schema::TraceRecord::Reader record) {
   switch (record.which()) {
-    case trace_schema::TraceRecord::PROCESS:
-      processes.push_back(record.getProcess());
+    case trace_schema::TraceRecord::PROCESS: {
+      // A process announces itself once per Slang global session it creates (older
+      // recorders), and merged traces repeat records: one entry per process.
+      auto process = record.getProcess();
+      if (process_ids
+              .insert(fmt::format("{}/{}/{}", process.getProcessId(), process.getStartedAtUnixMs(),
+                                  process.getToolchain().cStr()))
+              .second)
+        processes.push_back(process);
       return;
+    }
     case trace_schema::TraceRecord::DEVICE:
       devices.push_back(record.getDevice());
       return;

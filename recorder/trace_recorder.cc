@@ -65,6 +65,7 @@ void TraceRecorder::Append(capnp::MessageBuilder& message) {
 void TraceRecorder::OnToolchainKnown(const std::string& toolchain,
                                      const std::string& slang_build_tag) {
   std::lock_guard lock(mutex_);
+  if (!announced_.insert(toolchain).second) return;
   capnp::MallocMessageBuilder message;
   auto process = message.initRoot<trace_schema::TraceRecord>().initProcess();
   if (!process_json_.empty()) {

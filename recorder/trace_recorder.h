@@ -52,6 +52,9 @@ class TraceRecorder final : public HookListener {
   TraceLogWriter writer_;
   std::string process_json_;
   absl::flat_hash_set<Digest> written_;
+  // Toolchains this process has announced: sgl creates a global session per
+  // device, and each reports its toolchain.
+  absl::flat_hash_set<std::string> announced_;
   bool failed_ = false;
 };
 

@@ -65,6 +65,7 @@ absl::StatusOr<BuiltComponent> ProgramBuilder::BuildNode(const Component& record
     case Component::Kind::kModule:
       return absl::InternalError(fmt::format("module '{}' was not loaded", recorded.name));
     case Component::Kind::kSpecialized:
+      return BuildSpecialized(recorded);
     case Component::Kind::kOpaque:
       break;
   }
@@ -98,17 +99,8 @@ absl::StatusOr<BuiltComponent> ProgramBuilder::BuildEntryPoint(const Component& 
 }
 
 absl::StatusOr<BuiltComponent> ProgramBuilder::BuildTypeConformance(const Component& recorded) {
-  // Like sgl, look the types up by name in a program layout; the loaded
-  // modules are searched last-loaded first, as later modules see the
-  // declarations of the modules they import.
-  slang::TypeReflection* type = nullptr;
-  slang::TypeReflection* interface_type = nullptr;
-  for (auto it = modules_.rbegin(); it != modules_.rend() && !(type && interface_type); ++it) {
-    slang::ProgramLayout* layout = (*it)->getLayout();
-    if (!layout) continue;
-    type = layout->findTypeByName(recorded.name.c_str());
-    interface_type = layout->findTypeByName(recorded.interface_name.c_str());
-  }
+  slang::TypeReflection* type = FindType(recorded.name);
+  slang::TypeReflection* interface_type = FindType(recorded.interface_name);
   if (!type || !interface_type) {
     return absl::NotFoundError(fmt::format("no loaded module declares both '{}' and '{}'",
                                            recorded.name, recorded.interface_name));
@@ -127,6 +119,51 @@ absl::StatusOr<BuiltComponent> ProgramBuilder::BuildTypeConformance(const Compon
   return BuiltComponent{ComPtr<slang::IComponentType>(conformance.get()),
                         Component::TypeConformance(TypeFullName(type), TypeFullName(interface_type),
                                                    recorded.conformance_id)};
+}
+
+slang::TypeReflection* ProgramBuilder::FindType(const std::string& name) {
+  for (auto it = modules_.rbegin(); it != modules_.rend(); ++it) {
+    slang::ProgramLayout* layout = (*it)->getLayout();
+    if (!layout) continue;
+    if (slang::TypeReflection* type = layout->findTypeByName(name.c_str())) return type;
+  }
+  return nullptr;
+}
+
+absl::StatusOr<BuiltComponent> ProgramBuilder::BuildSpecialized(const Component& recorded) {
+  absl::StatusOr<ComponentPtr> child = OnlyChild(recorded);
+  if (!child.ok()) return child.status();
+  absl::StatusOr<BuiltComponent> component = Build(*child);
+  if (!component.ok()) return component.status();
+  std::vector<slang::SpecializationArg> arguments;
+  std::vector<std::string> described;
+  for (const std::string& argument : recorded.specialization_args) {
+    if (argument.starts_with("type ")) {
+      slang::TypeReflection* type = FindType(argument.substr(5));
+      if (!type) {
+        return absl::NotFoundError(fmt::format(
+            "no loaded module declares the type '{}' to specialise with", argument.substr(5)));
+      }
+      arguments.push_back(slang::SpecializationArg::fromType(type));
+      described.push_back("type " + TypeFullName(type));
+    } else if (argument.starts_with("expr ")) {
+      arguments.push_back(slang::SpecializationArg::fromExpr(argument.c_str() + 5));
+      described.push_back(argument);
+    } else {
+      return absl::InvalidArgumentError(
+          fmt::format("unknown specialization argument '{}'", argument));
+    }
+  }
+  ComPtr<slang::IComponentType> specialized;
+  ComPtr<ISlangBlob> diagnostics;
+  const SlangResult result =
+      component->object->specialize(arguments.data(), static_cast<SlangInt>(arguments.size()),
+                                    specialized.WriteRef(), diagnostics.WriteRef());
+  if (absl::Status status = Check(result, diagnostics.get(), "specialise a component");
+      !status.ok())
+    return status;
+  return BuiltComponent{specialized,
+                        Component::Specialized(component->description, std::move(described))};
 }
 
 absl::StatusOr<BuiltComponent> ProgramBuilder::BuildComposite(const Component& recorded) {

@@ -3,7 +3,7 @@
 // calls the application made (loadModule, loadModuleFromSourceString,
 // findEntryPointByName / findAndCheckEntryPoint,
 // createTypeConformanceComponentType, createCompositeComponentType,
-// renameEntryPoint, linkWithOptions), and describes what it built with the
+// renameEntryPoint, specialize, linkWithOptions), and describes what it built with the
 // same factories the hooks use, for comparison with the recording.
 
 #include <string>
@@ -40,6 +40,11 @@ class ProgramBuilder {
   absl::StatusOr<BuiltComponent> BuildComposite(const Component& recorded);
   absl::StatusOr<BuiltComponent> BuildRenamed(const Component& recorded);
   absl::StatusOr<BuiltComponent> BuildLinked(const Component& recorded);
+  absl::StatusOr<BuiltComponent> BuildSpecialized(const Component& recorded);
+  // A type by full name, as sgl finds one: in a program layout, searching
+  // the loaded modules last-loaded first (later modules see the
+  // declarations of the modules they import). Null if none declares it.
+  slang::TypeReflection* FindType(const std::string& name);
 
   ReplaySession& session_;
   // Recorded nodes may be shared (a module is a composite's child and its

@@ -1,7 +1,10 @@
 #include "replayer/replay_session.h"
 
+#include <dlfcn.h>
+
 #include <algorithm>
 
+#include "common/replace_all.h"
 #include "fmt/format.h"
 #include "interpose/blobs.h"
 
@@ -18,10 +21,42 @@ bool IsPseudoPath(const std::string& path) {
          });
 }
 
+// Where the slangpy whose Slang this process runs is installed: the
+// directory of the library that defines slang_createGlobalSession2.
+std::string LocalSlangpyDirectory() {
+  Dl_info info = {};
+  if (!dladdr(reinterpret_cast<void*>(&slang_createGlobalSession2), &info) || !info.dli_fname)
+    return "";
+  const std::string library = info.dli_fname;
+  const size_t slash = library.rfind('/');
+  return slash == std::string::npos ? "" : library.substr(0, slash);
+}
+
+// `config` with the recording's slangpy directory named as this machine's:
+// sgl passes paths inside it to Slang (NVRTC's -I for the OptiX headers), and
+// keys already take one slangpy version's files to be the same anywhere.
+SessionConfig WithLocalSlangpy(SessionConfig config) {
+  const std::string local = LocalSlangpyDirectory();
+  const std::string recorded = config.slangpy_directory;
+  if (local.empty() || recorded.empty() || local == recorded) return config;
+  auto relocate = [&](std::vector<CompilerOption>& options) {
+    for (CompilerOption& option : options) {
+      if (IsLocationOption(option)) continue;
+      ReplaceAll(option.string0, recorded, local);
+      ReplaceAll(option.string1, recorded, local);
+    }
+  };
+  relocate(config.options);
+  for (TargetConfig& target : config.targets) relocate(target.options);
+  config.slangpy_directory = local;
+  return config;
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<ReplaySession>> ReplaySession::Create(
-    slang::IGlobalSession* global_session, const SessionConfig& config) {
+    slang::IGlobalSession* global_session, const SessionConfig& recorded_config) {
+  const SessionConfig config = WithLocalSlangpy(recorded_config);
   std::unique_ptr<ReplaySession> replay(new ReplaySession);
   replay->working_directory_ = config.working_directory;
   replay->files_ = SnapshotFileSystem::Create(config.working_directory);

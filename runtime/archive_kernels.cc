@@ -53,7 +53,7 @@ const CallSiteName* ArchiveKernels::NameOf(const KernelRequest& request) const {
 }
 
 KernelDecision ArchiveKernels::Miss(const KernelRequest& request, std::string reason,
-                                    std::string* refusal) {
+                                    std::string* refusal, bool refusable) {
   std::lock_guard lock(mutex_);
   const CallSiteName* name = NameOf(request);
   const std::vector<std::string> wrappers = WrapperModuleNames(request.program);
@@ -61,8 +61,9 @@ KernelDecision ArchiveKernels::Miss(const KernelRequest& request, std::string re
                             : wrappers.empty()
                                 ? "an unnamed kernel"
                                 : fmt::format("wrapper {}", wrappers.front().substr(0, 16));
-  misses_.push_back({label, reason, options_.strict});
-  if (options_.strict) {
+  const bool refuse = options_.strict && refusable;
+  misses_.push_back({label, reason, refuse});
+  if (refuse) {
     *refusal = fmt::format(
         "spreplay: {} is not in {} ({}); SLANGPY_KERNELS_STRICT forbids compiling it: "
         "record it and rebuild the archive",
@@ -92,8 +93,21 @@ KernelDecision ArchiveKernels::DecideKernel(const KernelRequest& request, Served
   };
   if (!request.session || !request.program->keyable) return Miss(request, explain(), refusal);
   std::optional<ArchivedKernel> kernel = archive_.Find(request.key);
-  if (!kernel) return Miss(request, explain(), refusal);
+  if (!kernel) {
+    if (std::optional<UnbuiltExplanation> unbuilt = FindUnbuilt(archive_, request.key))
+      return Miss(request, unbuilt->reason, refusal, /*refusable=*/!unbuilt->unsupported);
+    return Miss(request, explain(), refusal);
+  }
 
+  if (kernel->entry.getOptix()) {
+    // OptiX compiles the PTX itself when it creates the pipeline.
+    absl::StatusOr<std::span<const std::byte>> ptx =
+        archive_.Blob(*kernel, schema::BlobKind::PTX, kernel->entry.getPtxArch());
+    if (!ptx.ok()) return Miss(request, std::string(ptx.status().message()), refusal);
+    served->data = ptx->data();
+    served->size = ptx->size();
+    return KernelDecision::kServe;
+  }
   // A fatbin without SASS for this GPU would make the driver JIT its PTX,
   // silently paying what the archive exists to avoid.
   absl::StatusOr<std::vector<uint32_t>> arches = options_.arches();

@@ -53,7 +53,9 @@ class ArchiveKernels final : public HookListener {
 
  private:
   ArchiveKernels(Archive archive, ServingOptions options);
-  KernelDecision Miss(const KernelRequest& request, std::string reason, std::string* refusal);
+  // `refusable` false: strict mode lets it compile too (a kind no archive holds).
+  KernelDecision Miss(const KernelRequest& request, std::string reason, std::string* refusal,
+                      bool refusable = true);
   const CallSiteName* NameOf(const KernelRequest& request) const;  // callers hold mutex_
 
   Archive archive_;

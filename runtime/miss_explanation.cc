@@ -5,6 +5,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "common/capnp_digest.h"
 #include "fmt/format.h"
+#include "interpose/session_settings.h"
 
 namespace spreplay {
 namespace {
@@ -22,6 +23,19 @@ bool SameCallSite(const ArchivedKernel& kernel, const std::vector<std::string>& 
          file_name(call_site.getModuleName()) == file_name(name->module);
 }
 
+std::string DescribeSessionChange(const Archive& archive, const Digest& archived,
+                                  const SessionInfo& session) {
+  constexpr std::string_view kSummary = "the device's compiler settings differ from the archive's";
+  for (auto entry : archive.index().getSessions()) {
+    if (DigestFromData(entry.getDigest()).value_or(Digest{}) != archived) continue;
+    std::vector<std::string> settings;
+    for (auto line : entry.getSettings()) settings.emplace_back(line.cStr());
+    const std::string change = DescribeSettingsChange(settings, KeyedSettings(session.config));
+    if (!change.empty()) return fmt::format("{}: {}", kSummary, change);
+  }
+  return std::string(kSummary);
+}
+
 }  // namespace
 
 std::vector<std::string> WrapperModuleNames(const ComponentPtr& program) {
@@ -32,18 +46,27 @@ std::vector<std::string> WrapperModuleNames(const ComponentPtr& program) {
   return names;
 }
 
-std::string ExplainMiss(const Archive& archive, const KernelRequest& request,
-                        const CallSiteName* name) {
-  if (!request.session) return "its Slang session was created before spreplay was active";
-  if (!request.program->keyable) return "not keyable: " + NotKeyableReason(request.program);
+std::optional<UnbuiltExplanation> FindUnbuilt(const Archive& archive, const Digest& key) {
   for (auto unbuilt : archive.index().getUnbuilt()) {
-    if (DigestFromData(unbuilt.getKey()).value_or(Digest{}) != request.key) continue;
+    if (DigestFromData(unbuilt.getKey()).value_or(Digest{}) != key) continue;
     std::string reason = unbuilt.getReason();
     // The first line says what failed; the rest (a compiler log) is in the compile report.
     if (const size_t end = reason.find('\n'); end != std::string::npos)
       reason = reason.substr(0, end) + " (more in `spreplay compile`'s report)";
-    return fmt::format("recorded, but `spreplay compile` could not build it: {}", reason);
+    if (unbuilt.getUnsupported())
+      return UnbuiltExplanation{fmt::format("recorded, but not built: {}", reason), true};
+    return UnbuiltExplanation{
+        fmt::format("recorded, but `spreplay compile` could not build it: {}", reason), false};
   }
+  return std::nullopt;
+}
+
+std::string ExplainMiss(const Archive& archive, const KernelRequest& request,
+                        const CallSiteName* name) {
+  if (!request.session) return "its Slang session was created before spreplay was active";
+  if (!request.program->keyable) return "not keyable: " + NotKeyableReason(request.program);
+  if (std::optional<UnbuiltExplanation> unbuilt = FindUnbuilt(archive, request.key))
+    return unbuilt->reason;
   const std::vector<std::string> wrappers = WrapperModuleNames(request.program);
   for (size_t i = 0; i < archive.kernel_count(); ++i) {
     ArchivedKernel kernel = archive.kernel(i);
@@ -67,12 +90,15 @@ std::string ExplainMiss(const Archive& archive, const KernelRequest& request,
       if (changed.size() > 3) list += fmt::format(" and {} more", changed.size() - 3);
       return fmt::format("source changed since the archive was built: {}", list);
     }
-    if (DigestFromData(kernel.entry.getSessionDigest()).value_or(Digest{}) !=
-        request.session->digest)
-      return "the device's compiler options or defines differ from when the archive was built";
-    return "its link options or module composition differ from when the archive was built";
+    const Digest archived_session =
+        DigestFromData(kernel.entry.getSessionDigest()).value_or(Digest{});
+    if (archived_session != request.session->digest)
+      return DescribeSessionChange(archive, archived_session, *request.session);
+    return "its program differs from the archived build of the same call site and files (link "
+           "options, type conformances or how its modules were composed)";
   }
-  return "this call site was not recorded";
+  return "not recorded: no trace the archive was built from holds this call site (record it with "
+         "SLANGPY_KERNELS_MISSES=misses.capnp and add that trace to `spreplay compile`)";
 }
 
 }  // namespace spreplay

@@ -3,6 +3,7 @@
 // with the archived build of the same call site, if there is one: which
 // source files changed, or whether the session options or the toolchain did.
 
+#include <optional>
 #include <string>
 
 #include "archive/archive.h"
@@ -17,6 +18,13 @@ struct CallSiteName {
   std::string kind;  // "call", "bwds", ...
   std::string Label() const { return module + "." + function + " (" + kind + ")"; }
 };
+
+// A recorded kernel the archive lists as not built.
+struct UnbuiltExplanation {
+  std::string reason;        // what `spreplay compile` said, first line
+  bool unsupported = false;  // a kind spreplay does not build (ray tracing)
+};
+std::optional<UnbuiltExplanation> FindUnbuilt(const Archive& archive, const Digest& key);
 
 // `name`, when known, finds the archived build of the same call site even if
 // slangpy named its wrapper differently (the wrapper text names imported

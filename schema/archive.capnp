@@ -41,6 +41,18 @@ struct ArchiveIndex {
   unbuilt @5 :List(UnbuiltKernel);
   # Kernels the traces recorded but `spreplay compile` could not build, with why. The runtime
   # reads it only on a miss, to say why that kernel is not served.
+
+  sessions @6 :List(SessionSettings);
+  # The keyed settings of every session the kernels were compiled in, one per `sessionDigest`,
+  # so that a miss caused by another setting can name it.
+}
+
+struct SessionSettings {
+  digest @0 :Data;
+  # A KernelEntry's `sessionDigest`.
+
+  settings @1 :List(Text);
+  # One readable line per setting, sorted, e.g. "DebugInformation = 2" (interpose/session_settings.h).
 }
 
 struct UnbuiltKernel {
@@ -51,6 +63,10 @@ struct UnbuiltKernel {
 
   reason @2 :Text;
   # What compile said, e.g. a Slang error or "PTX differs from the recorded PTX at line ...".
+
+  unsupported @3 :Bool;
+  # A kind of kernel spreplay does not build (a ray-tracing program for OptiX), rather than one
+  # whose build failed. Strict mode lets these compile as usual: no archive could hold them.
 }
 
 struct CreationInfo {
@@ -96,6 +112,11 @@ struct KernelEntry {
   blobs @7 :List(Blob);
   # The kernel's binaries. Exactly one FATBIN is what the runtime serves; PTX and CUBIN entries
   # are optional extras for tools. Readers skip blob kinds they do not know.
+
+  optix @8 :Bool;
+  # A ray-tracing program: OptiX compiles its PTX when the pipeline is created, so the runtime
+  # serves its one PTX blob (exactly as Slang returned it, trailing NUL included) and the entry
+  # has no FATBIN and no SASS.
 }
 
 struct CallSite {

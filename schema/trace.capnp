@@ -125,6 +125,7 @@ struct Component {
   conformanceId @10 :Int64 = -1;
   linkOptions @11 :List(CompilerOption);
   children @12 :List(Data);      # digests of child components, in order
+  specializationArgs @13 :List(Text);  # specialized: "type <full name>" or "expr <text>"
 
   enum Kind {
     module @0;

@@ -11,6 +11,7 @@
 #include "archive/archive_writer.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "interpose/session_settings.h"
 
 namespace spreplay {
 namespace {
@@ -31,9 +32,21 @@ ComponentPtr Program(const std::string& wrapper_name, const std::string& util_so
   return Component::Linked(Component::Composite({wrapper, entry}), {});
 }
 
-KernelRequest Request(const ComponentPtr& program) {
+// A device's session, compiling with debug information at `debug_info`.
+SessionConfig Config(int debug_info) {
+  SessionConfig config;
+  CompilerOption option;
+  option.name = static_cast<int32_t>(slang::CompilerOptionName::DebugInformation);
+  option.kind = static_cast<int32_t>(slang::CompilerOptionValueKind::Int);
+  option.int0 = debug_info;
+  config.options.push_back(option);
+  return config;
+}
+
+KernelRequest Request(const ComponentPtr& program, const SessionConfig& config = Config(0)) {
   auto session = std::make_shared<SessionInfo>();
-  session->digest = Sha256Of("session");
+  session->config = config;
+  session->digest = config.ContentDigest();
   KernelRequest request;
   request.session = session;
   request.program = program;
@@ -66,6 +79,11 @@ class ArchiveKernelsTest : public ::testing::Test {
                             reinterpret_cast<const std::byte*>(fatbin.data()),
                             reinterpret_cast<const std::byte*>(fatbin.data()) + fatbin.size())});
     ASSERT_TRUE(writer.Add(metadata, std::move(binaries)).ok());
+    writer.AddSessionSettings(request.session->digest, KeyedSettings(request.session->config));
+    writer.AddUnbuilt({Request(Program(kWrapper, "int k = 9;")).key, metadata.call_site,
+                       "Slang could not rebuild it: error 30015\nthe whole compiler log"});
+    writer.AddUnbuilt({Request(Program(kWrapper, "int k = 8;")).key, metadata.call_site,
+                       "a ray-tracing (OptiX) program", /*unsupported=*/true});
     ASSERT_TRUE(writer.Write(path_).ok());
   }
   void TearDown() override { std::filesystem::remove(path_); }
@@ -136,6 +154,61 @@ TEST_F(ArchiveKernelsTest, StrictModeRefusesAMissWithWhatToDo) {
             KernelDecision::kRefuse);
   EXPECT_THAT(refusal, HasSubstr("SLANGPY_KERNELS_STRICT"));
   EXPECT_THAT(refusal, HasSubstr("record it and rebuild the archive"));
+}
+
+TEST_F(ArchiveKernelsTest, AKernelCompileCouldNotBuildSaysWhatCompileSaid) {
+  auto kernels = Open(false, {90});
+  ServedKernel served;
+  std::string refusal;
+  EXPECT_EQ(kernels->DecideKernel(Request(Program(kWrapper, "int k = 9;")), &served, &refusal),
+            KernelDecision::kPass);
+  ASSERT_EQ(kernels->misses().size(), 1u);
+  EXPECT_THAT(kernels->misses()[0].reason,
+              HasSubstr("recorded, but `spreplay compile` could not build it: Slang could not "
+                        "rebuild it: error 30015 (more in"));
+  EXPECT_THAT(kernels->misses()[0].reason, ::testing::Not(HasSubstr("compiler log")));
+}
+
+TEST_F(ArchiveKernelsTest, StrictModeLetsAKindNoArchiveHoldsCompile) {
+  auto kernels = Open(true, {90});
+  ServedKernel served;
+  std::string refusal;
+  EXPECT_EQ(kernels->DecideKernel(Request(Program(kWrapper, "int k = 8;")), &served, &refusal),
+            KernelDecision::kPass);
+  ASSERT_EQ(kernels->misses().size(), 1u);
+  EXPECT_FALSE(kernels->misses()[0].refused);
+  EXPECT_EQ(kernels->misses()[0].reason, "recorded, but not built: a ray-tracing (OptiX) program");
+  // A kernel whose build failed is still refused.
+  EXPECT_EQ(kernels->DecideKernel(Request(Program(kWrapper, "int k = 9;")), &served, &refusal),
+            KernelDecision::kRefuse);
+}
+
+TEST_F(ArchiveKernelsTest, AnotherCompilerSettingIsNamed) {
+  auto kernels = Open(false, {90});
+  ServedKernel served;
+  std::string refusal;
+  EXPECT_EQ(
+      kernels->DecideKernel(Request(Program(kWrapper, "int k = 1;"), Config(2)), &served, &refusal),
+      KernelDecision::kPass);
+  ASSERT_EQ(kernels->misses().size(), 1u);
+  EXPECT_THAT(kernels->misses()[0].reason,
+              HasSubstr("compiler settings differ from the archive's: DebugInformation = 2 here, "
+                        "against DebugInformation = 0 in the archive"));
+}
+
+TEST_F(ArchiveKernelsTest, AProgramSpreplayCannotKeySaysWhy) {
+  auto kernels = Open(true, {90});
+  auto wrapper = Program(kWrapper, "int k = 1;")->children[0]->children[0];
+  auto program = Component::Linked(
+      Component::Composite(
+          {wrapper, Component::Opaque("type conformance A : I has an automatic id")}),
+      {});
+  ServedKernel served;
+  std::string refusal;
+  EXPECT_EQ(kernels->DecideKernel(Request(program), &served, &refusal), KernelDecision::kRefuse);
+  ASSERT_EQ(kernels->misses().size(), 1u);
+  EXPECT_EQ(kernels->misses()[0].reason, "not keyable: type conformance A : I has an automatic id");
+  EXPECT_TRUE(kernels->misses()[0].refused);
 }
 
 TEST_F(ArchiveKernelsTest, AnArchiveForAnotherToolchainServesNothing) {

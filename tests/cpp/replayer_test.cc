@@ -668,13 +668,28 @@ TEST(ReplayerTest, ReplaysTypeConformancesAndRenamedEntryPoints) {
   }
 }
 
-TEST(ReplayerTest, AutomaticConformanceIdsAreNeverKeyed) {
+TEST(ReplayerTest, AutomaticConformanceIdsAreKeyedByTheIdSlangAssigned) {
   ComPtr<slang::IGlobalSession> live = NewHookedGlobalSession();
   TempDir sources;
   sources.Write("ops.slang", kOpsModule);
   std::vector<Recording> recordings = RecordDispatch(live.get(), sources, -1);
   ASSERT_EQ(recordings.size(), 1u);
-  EXPECT_FALSE(recordings[0].program->keyable);
+  ASSERT_TRUE(recordings[0].program->keyable);
+  // The recording names the id Slang assigned, which the code depends on.
+  std::vector<int64_t> ids;
+  ForEachDistinctNode(recordings[0].program, [&](const Component& node) {
+    if (node.kind == Component::Kind::kTypeConformance) ids.push_back(node.conformance_id);
+  });
+  ASSERT_EQ(ids.size(), 2u);
+  EXPECT_GE(std::min(ids[0], ids[1]), 0);
+  sources.Remove();
+
+  // Replayed with that id given explicitly, the code is the same.
+  std::unique_ptr<Replayer> replayer = NewReplayer();
+  ASSERT_TRUE(replayer);
+  absl::StatusOr<ReplayedKernel> replayed = Replay(*replayer, recordings[0]);
+  ASSERT_TRUE(replayed.ok()) << replayed.status();
+  EXPECT_EQ(replayed->code, recordings[0].code);
 }
 
 // Runs the rest of a test in `directory`, and goes back where it was after.
@@ -784,6 +799,70 @@ TEST(ReplayerTest, KeysDoNotDependOnTheNameLoadOrderGaveAModule) {
   sources.Remove();
 
   // Each still replays with the name it had.
+  std::unique_ptr<Replayer> replayer = NewReplayer();
+  ASSERT_TRUE(replayer);
+  for (const Recording& recording : recordings) {
+    absl::StatusOr<ReplayedKernel> replayed = Replay(*replayer, recording);
+    ASSERT_TRUE(replayed.ok()) << replayed.status();
+    EXPECT_EQ(replayed->code, recording.code);
+  }
+}
+
+constexpr const char* kGenericModule = R"(interface IProcessor { float process(float x); }
+struct DoubleIt : IProcessor { float process(float x) { return x * 2.0; } }
+struct SquareIt : IProcessor { float process(float x) { return x * x; } }
+[shader("compute")]
+[numthreads(64, 1, 1)]
+void compute_main<T : IProcessor>(uint3 tid: SV_DispatchThreadID,
+                                  uniform RWStructuredBuffer<float> data) {
+  T processor;
+  data[tid.x] = processor.process(data[tid.x]);
+}
+)";
+
+// What sgl's `module.entry_point("compute_main").specialize([...])` and
+// `device.link_program` do.
+absl::StatusOr<std::string> CompileSpecialized(slang::ISession* session, const char* type_name) {
+  ComPtr<ISlangBlob> diagnostics;
+  slang::IModule* module = session->loadModule("generic.slang", diagnostics.WriteRef());
+  if (!module) return absl::InternalError("load: " + Diagnostics(diagnostics));
+  ComPtr<slang::IEntryPoint> entry_point;
+  if (SLANG_FAILED(module->findEntryPointByName("compute_main", entry_point.WriteRef())))
+    return absl::InternalError("no compute_main");
+  slang::TypeReflection* type = module->getLayout()->findTypeByName(type_name);
+  if (!type) return absl::InternalError("no type");
+  const slang::SpecializationArg argument = slang::SpecializationArg::fromType(type);
+  ComPtr<slang::IComponentType> specialized;
+  if (SLANG_FAILED(
+          entry_point->specialize(&argument, 1, specialized.WriteRef(), diagnostics.WriteRef())))
+    return absl::InternalError("specialize: " + Diagnostics(diagnostics));
+  slang::IComponentType* parts[] = {module, specialized.get()};
+  ComPtr<slang::IComponentType> composite;
+  if (SLANG_FAILED(session->createCompositeComponentType(parts, 2, composite.WriteRef(),
+                                                         diagnostics.WriteRef())))
+    return absl::InternalError("compose: " + Diagnostics(diagnostics));
+  return LinkAndGenerate(composite.get(), nullptr, 0);
+}
+
+TEST(ReplayerTest, ReplaysGenericEntryPointsSpecialisedByType) {
+  ComPtr<slang::IGlobalSession> live = NewHookedGlobalSession();
+  TempDir sources;
+  sources.Write("generic.slang", kGenericModule);
+  SglCudaSessionDesc desc(live.get(), {sources.path().string()}, 0);
+  Hooks().Start();
+  ComPtr<slang::ISession> session;
+  ASSERT_EQ(live->createSession(desc.desc(), session.WriteRef()), SLANG_OK);
+  for (const char* type : {"DoubleIt", "SquareIt"}) {
+    absl::StatusOr<std::string> code = CompileSpecialized(session.get(), type);
+    ASSERT_TRUE(code.ok()) << code.status();
+  }
+  std::vector<Recording> recordings = Hooks().Stop();
+  ASSERT_EQ(recordings.size(), 2u);
+  ASSERT_TRUE(recordings[0].program->keyable);
+  EXPECT_NE(recordings[0].program->digest, recordings[1].program->digest);
+  EXPECT_NE(recordings[0].code, recordings[1].code);
+  sources.Remove();
+
   std::unique_ptr<Replayer> replayer = NewReplayer();
   ASSERT_TRUE(replayer);
   for (const Recording& recording : recordings) {

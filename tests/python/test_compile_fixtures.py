@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURES, inspect_json, run_spreplay
+from conftest import FIXTURES, inspect_json, run_spreplay, spreplay_command
 
 TRACES = sorted(FIXTURES.glob("*.capnp"))
 ARCHES = [75, 80, 86, 89, 90, 100, 120]
@@ -111,11 +111,32 @@ def test_a_damaged_trace_record_fails_only_its_kernels(tmp_path: Path) -> None:
     data[at + 3] ^= 0x20
     damaged = tmp_path / "damaged.capnp"
     damaged.write_bytes(bytes(data))
-    proc = run_spreplay("compile", str(damaged), "-o", str(tmp_path / "k.sprk"), "--no-cache", "--arch", "90",
-                        check=False)
+    archive = tmp_path / "k.sprk"
+    # With an intact trace beside it, so that there is an archive to write.
+    proc = run_spreplay("compile", str(damaged), str(FIXTURES / "local_modules.capnp"), "-o", str(archive),
+                        "--no-cache", "--arch", "90", check=False)
     assert proc.returncode == 1
     assert "FAILED" in proc.stderr and "damaged region" in proc.stderr
+    assert proc.stderr.count("PTX identical") == len(inspect_json(FIXTURES / "local_modules.capnp")["kernels"])
     assert_one_progress_line_per_kernel(proc.stderr)
+    # The archive remembers why, so the app's process (and `explain`) can say it.
+    failed = proc.stderr.count("] FAILED ")
+    explained = run_spreplay("explain", str(damaged), str(archive), check=False)
+    assert explained.returncode == 1
+    assert explained.stdout.count("could not build it") == failed > 0, explained.stdout
+
+
+def test_explain_says_which_kernels_an_archive_serves(tmp_path: Path) -> None:
+    archive = tmp_path / "k.sprk"
+    run_spreplay("compile", str(FIXTURES / "elementwise.capnp"), "-o", str(archive), "--no-cache", "--arch", "90")
+    kernels = len(inspect_json(FIXTURES / "elementwise.capnp")["kernels"])
+    served = run_spreplay("explain", str(FIXTURES / "elementwise.capnp"), str(archive))
+    assert served.stdout.count("served  ") == kernels
+    assert f"{kernels} of {kernels} kernel(s)" in served.stdout
+    other = run_spreplay("explain", str(FIXTURES / "local_modules.capnp"), str(archive), check=False)
+    assert other.returncode == 1
+    assert other.stdout.count("not recorded: no trace the archive was built from holds this call site") == 5
+    assert "0 of 5 kernel(s)" in other.stdout
 
 
 def assert_one_progress_line_per_kernel(stderr: str) -> None:
@@ -125,6 +146,28 @@ def assert_one_progress_line_per_kernel(stderr: str) -> None:
     assert counts, stderr
     total = counts[0][1]
     assert counts == [(n, total) for n in range(1, total + 1)], stderr
+
+
+def test_inspect_verifies_every_blob(archive: Path, tmp_path: Path) -> None:
+    index = inspect_json(archive)
+    blob = index["kernels"][3]["blobs"][0]
+    data = bytearray(archive.read_bytes())
+    data[blob["offset"] + blob["size"] // 2] ^= 0xFF
+    damaged = tmp_path / "damaged.sprk"
+    damaged.write_bytes(bytes(data))
+    proc = run_spreplay("inspect", str(damaged), check=False)
+    assert proc.returncode == 1
+    assert "fails its checksum" in proc.stderr and "1 of" in proc.stderr and "are damaged" in proc.stderr
+    assert run_spreplay("inspect", str(archive)).returncode == 0
+
+
+def test_inspect_piped_into_head_ends_quietly() -> None:
+    # Through the installed console script, which hands the tool SIGPIPE ignored.
+    command = f"{' '.join(spreplay_command())} inspect {FIXTURES / 'generic_mlp.capnp'} --json | head -c 10"
+    proc = subprocess.run(["bash", "-o", "pipefail", "-c", command], capture_output=True, text=True)
+    assert len(proc.stdout) == 10
+    assert "Broken pipe" not in proc.stderr and "terminate" not in proc.stderr, proc.stderr
+    assert proc.returncode in (0, 141), proc.returncode  # 141: ended by SIGPIPE, as `yes | head` is
 
 
 def test_archives_reject_damage_with_a_clear_error(archive: Path, tmp_path: Path) -> None:
