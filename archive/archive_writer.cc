@@ -171,7 +171,6 @@ absl::Status ArchiveWriter::Write(const std::string& path) const {
     out.setKey(DataOf(key));
     FillCallSite(kernel.call_site, out.initCallSite());
     out.setReason(AsText(kernel.reason));
-    out.setUnsupported(kernel.unsupported);
   }
   auto sessions = index.initSessions(static_cast<unsigned>(session_settings_.size()));
   position = 0;

@@ -54,7 +54,6 @@ struct UnbuiltKernel {
   Digest key;
   KernelCallSite call_site;
   std::string reason;
-  bool unsupported = false;  // a kind spreplay does not build, not a failed build
 };
 
 struct KernelBinary {

@@ -50,9 +50,8 @@ std::string ReportJson(const CompileReport& report) {
     json.BeginObject();
     json.Key("key").String(kernel.key.ToHex());
     json.Key("label").String(kernel.label);
-    json.Key("status").String(kernel.status == KernelOutcome::Status::kCompiled      ? "compiled"
-                              : kernel.status == KernelOutcome::Status::kUnsupported ? "unsupported"
-                                                                                     : "failed");
+    json.Key("status").String(kernel.status == KernelOutcome::Status::kCompiled ? "compiled"
+                                                                                : "failed");
     json.Key("message").String(kernel.message);
     json.Key("replayCached").Bool(kernel.replay_cached);
     json.Key("optix").Bool(kernel.optix);

@@ -54,8 +54,7 @@ std::string WhyNotServed(const Trace& trace, const Archive& archive, const Kerne
                        archived_toolchain, kernel.toolchain);
   }
   if (archive.Find(kernel.key)) return "";
-  if (std::optional<UnbuiltExplanation> unbuilt = FindUnbuilt(archive, kernel.key))
-    return unbuilt->reason;
+  if (std::optional<std::string> unbuilt = UnbuiltReason(archive, kernel.key)) return *unbuilt;
   absl::StatusOr<KernelRequest> request = RequestOf(trace, kernel);
   if (!request.ok()) return fmt::format("the trace cannot describe it: {}", request.status());
   const std::optional<CallSiteName> name = NameOf(trace, kernel);

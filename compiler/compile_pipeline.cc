@@ -206,8 +206,6 @@ std::string ProgressLine(const KernelOutcome& outcome, size_t arch_count) {
       return fmt::format("compiled {}: PTX identical{}, SASS for {} arch{}, fatbin {} bytes",
                          outcome.label, outcome.replay_cached ? " (cached)" : "", arch_count,
                          arch_count == 1 ? "" : "es", outcome.fatbin_bytes);
-    case KernelOutcome::Status::kUnsupported:
-      return fmt::format("skipped {}: {}", outcome.label, outcome.message);
     case KernelOutcome::Status::kFailed:
       break;
   }
@@ -282,10 +280,6 @@ absl::StatusOr<CompileReport> CompileTrace(const Trace& trace, const std::string
     job.reported = true;
     options.progress(ProgressLine(job.outcome, options.arches.size()));
   };
-  for (KernelJob& job : jobs) {
-    if (job.outcome.status == KernelOutcome::Status::kUnsupported) report_progress(job);
-  }
-
   // Replay: one Slang replayer per worker, created on first use, so that a
   // rebuild whose kernels are all proven starts no Slang session.
   const std::string build_tag = SlangBuildTag();
@@ -357,10 +351,7 @@ absl::StatusOr<CompileReport> CompileTrace(const Trace& trace, const std::string
       if (!added.ok()) job.Fail(std::string(added.message()));
     }
     // The app's process learns why from the archive when it asks for this kernel.
-    if (job.failed()) {
-      writer.AddUnbuilt({job.record->key, job.call_site, job.outcome.message,
-                         job.outcome.status == KernelOutcome::Status::kUnsupported});
-    }
+    if (job.failed()) writer.AddUnbuilt({job.record->key, job.call_site, job.outcome.message});
     if (absl::StatusOr<SessionConfig> session = trace.FindSession(job.record->session_location);
         session.ok())
       writer.AddSessionSettings(job.record->session, KeyedSettings(*session));

@@ -11,7 +11,7 @@
 namespace spreplay {
 
 struct KernelOutcome {
-  enum class Status { kCompiled, kFailed, kUnsupported };
+  enum class Status { kCompiled, kFailed };
   Digest key;
   std::string label;  // "module.function (kind)" for messages
   Status status = Status::kFailed;

@@ -53,7 +53,7 @@ const CallSiteName* ArchiveKernels::NameOf(const KernelRequest& request) const {
 }
 
 KernelDecision ArchiveKernels::Miss(const KernelRequest& request, std::string reason,
-                                    std::string* refusal, bool refusable) {
+                                    std::string* refusal) {
   std::lock_guard lock(mutex_);
   const CallSiteName* name = NameOf(request);
   const std::vector<std::string> wrappers = WrapperModuleNames(request.program);
@@ -61,9 +61,8 @@ KernelDecision ArchiveKernels::Miss(const KernelRequest& request, std::string re
                             : wrappers.empty()
                                 ? "an unnamed kernel"
                                 : fmt::format("wrapper {}", wrappers.front().substr(0, 16));
-  const bool refuse = options_.strict && refusable;
-  misses_.push_back({label, reason, refuse});
-  if (refuse) {
+  misses_.push_back({label, reason, options_.strict});
+  if (options_.strict) {
     *refusal = fmt::format(
         "spreplay: {} is not in {} ({}); SLANGPY_KERNELS_STRICT forbids compiling it: "
         "record it and rebuild the archive",
@@ -93,11 +92,7 @@ KernelDecision ArchiveKernels::DecideKernel(const KernelRequest& request, Served
   };
   if (!request.session || !request.program->keyable) return Miss(request, explain(), refusal);
   std::optional<ArchivedKernel> kernel = archive_.Find(request.key);
-  if (!kernel) {
-    if (std::optional<UnbuiltExplanation> unbuilt = FindUnbuilt(archive_, request.key))
-      return Miss(request, unbuilt->reason, refusal, /*refusable=*/!unbuilt->unsupported);
-    return Miss(request, explain(), refusal);
-  }
+  if (!kernel) return Miss(request, explain(), refusal);
 
   if (kernel->entry.getOptix()) {
     // OptiX compiles the PTX itself when it creates the pipeline.

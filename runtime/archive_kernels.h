@@ -53,9 +53,7 @@ class ArchiveKernels final : public HookListener {
 
  private:
   ArchiveKernels(Archive archive, ServingOptions options);
-  // `refusable` false: strict mode lets it compile too (a kind no archive holds).
-  KernelDecision Miss(const KernelRequest& request, std::string reason, std::string* refusal,
-                      bool refusable = true);
+  KernelDecision Miss(const KernelRequest& request, std::string reason, std::string* refusal);
   const CallSiteName* NameOf(const KernelRequest& request) const;  // callers hold mutex_
 
   Archive archive_;

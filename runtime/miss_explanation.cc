@@ -46,17 +46,14 @@ std::vector<std::string> WrapperModuleNames(const ComponentPtr& program) {
   return names;
 }
 
-std::optional<UnbuiltExplanation> FindUnbuilt(const Archive& archive, const Digest& key) {
+std::optional<std::string> UnbuiltReason(const Archive& archive, const Digest& key) {
   for (auto unbuilt : archive.index().getUnbuilt()) {
     if (DigestFromData(unbuilt.getKey()).value_or(Digest{}) != key) continue;
     std::string reason = unbuilt.getReason();
     // The first line says what failed; the rest (a compiler log) is in the compile report.
     if (const size_t end = reason.find('\n'); end != std::string::npos)
       reason = reason.substr(0, end) + " (more in `spreplay compile`'s report)";
-    if (unbuilt.getUnsupported())
-      return UnbuiltExplanation{fmt::format("recorded, but not built: {}", reason), true};
-    return UnbuiltExplanation{
-        fmt::format("recorded, but `spreplay compile` could not build it: {}", reason), false};
+    return fmt::format("recorded, but `spreplay compile` could not build it: {}", reason);
   }
   return std::nullopt;
 }
@@ -65,8 +62,7 @@ std::string ExplainMiss(const Archive& archive, const KernelRequest& request,
                         const CallSiteName* name) {
   if (!request.session) return "its Slang session was created before spreplay was active";
   if (!request.program->keyable) return "not keyable: " + NotKeyableReason(request.program);
-  if (std::optional<UnbuiltExplanation> unbuilt = FindUnbuilt(archive, request.key))
-    return unbuilt->reason;
+  if (std::optional<std::string> unbuilt = UnbuiltReason(archive, request.key)) return *unbuilt;
   const std::vector<std::string> wrappers = WrapperModuleNames(request.program);
   for (size_t i = 0; i < archive.kernel_count(); ++i) {
     ArchivedKernel kernel = archive.kernel(i);

@@ -19,12 +19,8 @@ struct CallSiteName {
   std::string Label() const { return module + "." + function + " (" + kind + ")"; }
 };
 
-// A recorded kernel the archive lists as not built.
-struct UnbuiltExplanation {
-  std::string reason;        // what `spreplay compile` said, first line
-  bool unsupported = false;  // a kind spreplay does not build (ray tracing)
-};
-std::optional<UnbuiltExplanation> FindUnbuilt(const Archive& archive, const Digest& key);
+// Why `spreplay compile` could not build `key`, if the archive lists it so.
+std::optional<std::string> UnbuiltReason(const Archive& archive, const Digest& key);
 
 // `name`, when known, finds the archived build of the same call site even if
 // slangpy named its wrapper differently (the wrapper text names imported

@@ -63,10 +63,6 @@ struct UnbuiltKernel {
 
   reason @2 :Text;
   # What compile said, e.g. a Slang error or "PTX differs from the recorded PTX at line ...".
-
-  unsupported @3 :Bool;
-  # A kind of kernel spreplay does not build (a ray-tracing program for OptiX), rather than one
-  # whose build failed. Strict mode lets these compile as usual: no archive could hold them.
 }
 
 struct CreationInfo {

@@ -82,8 +82,6 @@ class ArchiveKernelsTest : public ::testing::Test {
     writer.AddSessionSettings(request.session->digest, KeyedSettings(request.session->config));
     writer.AddUnbuilt({Request(Program(kWrapper, "int k = 9;")).key, metadata.call_site,
                        "Slang could not rebuild it: error 30015\nthe whole compiler log"});
-    writer.AddUnbuilt({Request(Program(kWrapper, "int k = 8;")).key, metadata.call_site,
-                       "a ray-tracing (OptiX) program", /*unsupported=*/true});
     ASSERT_TRUE(writer.Write(path_).ok());
   }
   void TearDown() override { std::filesystem::remove(path_); }
@@ -167,20 +165,6 @@ TEST_F(ArchiveKernelsTest, AKernelCompileCouldNotBuildSaysWhatCompileSaid) {
               HasSubstr("recorded, but `spreplay compile` could not build it: Slang could not "
                         "rebuild it: error 30015 (more in"));
   EXPECT_THAT(kernels->misses()[0].reason, ::testing::Not(HasSubstr("compiler log")));
-}
-
-TEST_F(ArchiveKernelsTest, StrictModeLetsAKindNoArchiveHoldsCompile) {
-  auto kernels = Open(true, {90});
-  ServedKernel served;
-  std::string refusal;
-  EXPECT_EQ(kernels->DecideKernel(Request(Program(kWrapper, "int k = 8;")), &served, &refusal),
-            KernelDecision::kPass);
-  ASSERT_EQ(kernels->misses().size(), 1u);
-  EXPECT_FALSE(kernels->misses()[0].refused);
-  EXPECT_EQ(kernels->misses()[0].reason, "recorded, but not built: a ray-tracing (OptiX) program");
-  // A kernel whose build failed is still refused.
-  EXPECT_EQ(kernels->DecideKernel(Request(Program(kWrapper, "int k = 9;")), &served, &refusal),
-            KernelDecision::kRefuse);
 }
 
 TEST_F(ArchiveKernelsTest, AnotherCompilerSettingIsNamed) {
