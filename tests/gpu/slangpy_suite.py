@@ -184,7 +184,8 @@ def main() -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="spreplay-suite-"))
     trace = work / "trace.capnp"
-    archive = args.archive or work / "kernels.fatbin"
+    # Absolute: the suite runs in a directory of its own.
+    archive = args.archive.resolve() if args.archive else work / "kernels.fatbin"
     runs: dict[str, Any] = {}
     compile_result = None
 
