@@ -10,6 +10,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -220,6 +221,20 @@ absl::StatusOr<std::string> LinkAndGenerate(slang::IComponentType* composite,
   return BlobToString(code.get());
 }
 
+// Composes `parts` the way sgl does, links and generates the first entry point.
+absl::StatusOr<std::string> ComposeAndGenerate(slang::ISession* session,
+                                               std::vector<slang::IComponentType*> parts,
+                                               slang::CompilerOptionEntry* options = nullptr,
+                                               uint32_t count = 0) {
+  ComPtr<ISlangBlob> diagnostics;
+  ComPtr<slang::IComponentType> composite;
+  if (SLANG_FAILED(
+          session->createCompositeComponentType(parts.data(), static_cast<SlangInt>(parts.size()),
+                                                composite.WriteRef(), diagnostics.WriteRef())))
+    return absl::InternalError("compose: " + Diagnostics(diagnostics));
+  return LinkAndGenerate(composite.get(), options, count);
+}
+
 // A slangpy call site: a generated wrapper module that imports the user's
 // module, linked with it. Compiles one kernel in `session` and returns its code.
 absl::StatusOr<std::string> CompileCallSite(slang::ISession* session,
@@ -240,11 +255,6 @@ absl::StatusOr<std::string> CompileCallSite(slang::ISession* session,
   ComPtr<slang::IEntryPoint> entry_point;
   if (SLANG_FAILED(wrapper->findEntryPointByName("compute_main", entry_point.WriteRef())))
     return absl::InternalError("no compute_main");
-  slang::IComponentType* parts[] = {wrapper, user, entry_point.get()};
-  ComPtr<slang::IComponentType> composite;
-  if (SLANG_FAILED(session->createCompositeComponentType(parts, 3, composite.WriteRef(),
-                                                         diagnostics.WriteRef())))
-    return absl::InternalError("compose: " + Diagnostics(diagnostics));
   // slangpy links with dump_intermediates off and a prefix naming the call.
   const std::string prefix = wrapper_name + "_compute";
   slang::CompilerOptionEntry link_options[2] = {};
@@ -253,7 +263,7 @@ absl::StatusOr<std::string> CompileCallSite(slang::ISession* session,
   link_options[1].name = slang::CompilerOptionName::DumpIntermediatePrefix;
   link_options[1].value.kind = slang::CompilerOptionValueKind::String;
   link_options[1].value.stringValue0 = prefix.c_str();
-  return LinkAndGenerate(composite.get(), link_options, 2);
+  return ComposeAndGenerate(session, {wrapper, user, entry_point.get()}, link_options, 2);
 }
 
 constexpr const char* kUserModule = R"(import helper;
@@ -323,22 +333,47 @@ absl::StatusOr<ReplayedKernel> Replay(Replayer& replayer, const Recording& recor
                          recording.target_index, recording.snapshot);
 }
 
+// Records every kernel `compile` compiles in one live sgl-like session whose
+// include paths are `include_paths`.
+std::vector<Recording> RecordSession(slang::IGlobalSession* global_session,
+                                     const std::vector<std::string>& include_paths, int debug_info,
+                                     const std::function<absl::Status(slang::ISession*)>& compile) {
+  SglCudaSessionDesc desc(global_session, include_paths, debug_info);
+  Hooks().Start();
+  ComPtr<slang::ISession> session;
+  EXPECT_EQ(global_session->createSession(desc.desc(), session.WriteRef()), SLANG_OK);
+  const absl::Status status = session ? compile(session.get()) : absl::InternalError("no session");
+  std::vector<Recording> recordings = Hooks().Stop();
+  EXPECT_TRUE(status.ok()) << status;
+  return recordings;
+}
+
+// Replays each recording in one replayer: the code must be the recorded code.
+void ExpectEachReplaysIdentically(const std::vector<Recording>& recordings) {
+  std::unique_ptr<Replayer> replayer = NewReplayer();
+  ASSERT_TRUE(replayer);
+  for (const Recording& recording : recordings) {
+    absl::StatusOr<ReplayedKernel> replayed = Replay(*replayer, recording);
+    ASSERT_TRUE(replayed.ok()) << replayed.status();
+    EXPECT_EQ(replayed->code, recording.code);
+  }
+}
+
 // Records the kernels of `wrapper_bodies`, each its own call site, compiled in
 // one live sgl-like session whose include paths are `include_paths`.
 std::vector<Recording> RecordCallSites(slang::IGlobalSession* global_session,
                                        const std::vector<std::string>& include_paths,
                                        const std::vector<std::string>& wrapper_bodies,
                                        int debug_info = 0) {
-  SglCudaSessionDesc desc(global_session, include_paths, debug_info);
-  Hooks().Start();
-  ComPtr<slang::ISession> session;
-  EXPECT_EQ(global_session->createSession(desc.desc(), session.WriteRef()), SLANG_OK);
-  for (size_t i = 0; i < wrapper_bodies.size(); ++i) {
-    absl::StatusOr<std::string> code = CompileCallSite(
-        session.get(), "user.slang", fmt::format("call_site_{:040x}", i + 1), wrapper_bodies[i]);
-    EXPECT_TRUE(code.ok()) << code.status();
-  }
-  std::vector<Recording> recordings = Hooks().Stop();
+  std::vector<Recording> recordings = RecordSession(
+      global_session, include_paths, debug_info, [&](slang::ISession* session) -> absl::Status {
+        for (size_t i = 0; i < wrapper_bodies.size(); ++i) {
+          absl::StatusOr<std::string> code = CompileCallSite(
+              session, "user.slang", fmt::format("call_site_{:040x}", i + 1), wrapper_bodies[i]);
+          if (!code.ok()) return code.status();
+        }
+        return absl::OkStatus();
+      });
   EXPECT_EQ(recordings.size(), wrapper_bodies.size());
   return recordings;
 }
@@ -624,27 +659,16 @@ absl::StatusOr<std::string> CompileDispatch(slang::ISession* session, SlangInt t
                                                                diagnostics.WriteRef()))) {
     return absl::InternalError("conformance: " + Diagnostics(diagnostics));
   }
-  slang::IComponentType* parts[] = {wrapper, ops, twice.get(), plus.get(), renamed.get()};
-  ComPtr<slang::IComponentType> composite;
-  if (SLANG_FAILED(session->createCompositeComponentType(parts, 5, composite.WriteRef(),
-                                                         diagnostics.WriteRef())))
-    return absl::InternalError("compose: " + Diagnostics(diagnostics));
-  return LinkAndGenerate(composite.get(), nullptr, 0);
+  return ComposeAndGenerate(session, {wrapper, ops, twice.get(), plus.get(), renamed.get()});
 }
 
 // Records CompileDispatch in one live sgl-like session over `sources`, which
 // holds ops.slang.
 std::vector<Recording> RecordDispatch(slang::IGlobalSession* global_session, const TempDir& sources,
                                       int twice_id) {
-  SglCudaSessionDesc desc(global_session, {sources.path().string()}, 0);
-  Hooks().Start();
-  ComPtr<slang::ISession> session;
-  EXPECT_EQ(global_session->createSession(desc.desc(), session.WriteRef()), SLANG_OK);
-  absl::StatusOr<std::string> code =
-      session ? CompileDispatch(session.get(), twice_id) : absl::InternalError("no session");
-  std::vector<Recording> recordings = Hooks().Stop();
-  EXPECT_TRUE(code.ok()) << code.status();
-  return recordings;
+  return RecordSession(global_session, {sources.path().string()}, 0, [&](slang::ISession* session) {
+    return CompileDispatch(session, twice_id).status();
+  });
 }
 
 TEST(ReplayerTest, ReplaysTypeConformancesAndRenamedEntryPoints) {
@@ -762,12 +786,7 @@ absl::StatusOr<std::string> CompileWithSlangpyLoaded(slang::ISession* session, b
   ComPtr<slang::IEntryPoint> entry_point;
   if (SLANG_FAILED(wrapper->findEntryPointByName("compute_main", entry_point.WriteRef())))
     return absl::InternalError("no compute_main");
-  slang::IComponentType* parts[] = {wrapper, slangpy, user, entry_point.get()};
-  ComPtr<slang::IComponentType> composite;
-  if (SLANG_FAILED(session->createCompositeComponentType(parts, 4, composite.WriteRef(),
-                                                         diagnostics.WriteRef())))
-    return absl::InternalError("compose: " + Diagnostics(diagnostics));
-  return LinkAndGenerate(composite.get(), nullptr, 0);
+  return ComposeAndGenerate(session, {wrapper, slangpy, user, entry_point.get()});
 }
 
 TEST(ReplayerTest, KeysDoNotDependOnTheNameLoadOrderGaveAModule) {
@@ -778,14 +797,12 @@ TEST(ReplayerTest, KeysDoNotDependOnTheNameLoadOrderGaveAModule) {
   std::vector<Recording> recordings;
   std::vector<std::string> names;
   for (bool slangpy_first : {true, false}) {
-    SglCudaSessionDesc desc(live.get(), {sources.path().string(), WheelSlangDirectory()}, 2);
-    Hooks().Start();
-    ComPtr<slang::ISession> session;
-    ASSERT_EQ(live->createSession(desc.desc(), session.WriteRef()), SLANG_OK);
     std::string name;
-    absl::StatusOr<std::string> code = CompileWithSlangpyLoaded(session.get(), slangpy_first, name);
-    ASSERT_TRUE(code.ok()) << code.status();
-    std::vector<Recording> recorded = Hooks().Stop();
+    std::vector<Recording> recorded =
+        RecordSession(live.get(), {sources.path().string(), WheelSlangDirectory()}, 2,
+                      [&](slang::ISession* session) {
+                        return CompileWithSlangpyLoaded(session, slangpy_first, name).status();
+                      });
     ASSERT_EQ(recorded.size(), 1u);
     recordings.push_back(std::move(recorded.front()));
     names.push_back(name);
@@ -799,13 +816,7 @@ TEST(ReplayerTest, KeysDoNotDependOnTheNameLoadOrderGaveAModule) {
   sources.Remove();
 
   // Each still replays with the name it had.
-  std::unique_ptr<Replayer> replayer = NewReplayer();
-  ASSERT_TRUE(replayer);
-  for (const Recording& recording : recordings) {
-    absl::StatusOr<ReplayedKernel> replayed = Replay(*replayer, recording);
-    ASSERT_TRUE(replayed.ok()) << replayed.status();
-    EXPECT_EQ(replayed->code, recording.code);
-  }
+  ExpectEachReplaysIdentically(recordings);
 }
 
 constexpr const char* kGenericModule = R"(interface IProcessor { float process(float x); }
@@ -836,40 +847,28 @@ absl::StatusOr<std::string> CompileSpecialized(slang::ISession* session, const c
   if (SLANG_FAILED(
           entry_point->specialize(&argument, 1, specialized.WriteRef(), diagnostics.WriteRef())))
     return absl::InternalError("specialize: " + Diagnostics(diagnostics));
-  slang::IComponentType* parts[] = {module, specialized.get()};
-  ComPtr<slang::IComponentType> composite;
-  if (SLANG_FAILED(session->createCompositeComponentType(parts, 2, composite.WriteRef(),
-                                                         diagnostics.WriteRef())))
-    return absl::InternalError("compose: " + Diagnostics(diagnostics));
-  return LinkAndGenerate(composite.get(), nullptr, 0);
+  return ComposeAndGenerate(session, {module, specialized.get()});
 }
 
 TEST(ReplayerTest, ReplaysGenericEntryPointsSpecialisedByType) {
   ComPtr<slang::IGlobalSession> live = NewHookedGlobalSession();
   TempDir sources;
   sources.Write("generic.slang", kGenericModule);
-  SglCudaSessionDesc desc(live.get(), {sources.path().string()}, 0);
-  Hooks().Start();
-  ComPtr<slang::ISession> session;
-  ASSERT_EQ(live->createSession(desc.desc(), session.WriteRef()), SLANG_OK);
-  for (const char* type : {"DoubleIt", "SquareIt"}) {
-    absl::StatusOr<std::string> code = CompileSpecialized(session.get(), type);
-    ASSERT_TRUE(code.ok()) << code.status();
-  }
-  std::vector<Recording> recordings = Hooks().Stop();
+  std::vector<Recording> recordings =
+      RecordSession(live.get(), {sources.path().string()}, 0, [](slang::ISession* session) {
+        for (const char* type : {"DoubleIt", "SquareIt"}) {
+          if (absl::StatusOr<std::string> code = CompileSpecialized(session, type); !code.ok())
+            return code.status();
+        }
+        return absl::OkStatus();
+      });
   ASSERT_EQ(recordings.size(), 2u);
   ASSERT_TRUE(recordings[0].program->keyable);
   EXPECT_NE(recordings[0].program->digest, recordings[1].program->digest);
   EXPECT_NE(recordings[0].code, recordings[1].code);
   sources.Remove();
 
-  std::unique_ptr<Replayer> replayer = NewReplayer();
-  ASSERT_TRUE(replayer);
-  for (const Recording& recording : recordings) {
-    absl::StatusOr<ReplayedKernel> replayed = Replay(*replayer, recording);
-    ASSERT_TRUE(replayed.ok()) << replayed.status();
-    EXPECT_EQ(replayed->code, recording.code);
-  }
+  ExpectEachReplaysIdentically(recordings);
 }
 
 }  // namespace
