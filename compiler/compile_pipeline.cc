@@ -283,13 +283,12 @@ absl::StatusOr<CompileReport> CompileTrace(const Trace& trace, const std::string
   // Replay: one Slang replayer per worker, created on first use, so that a
   // rebuild whose kernels are all proven starts no Slang session.
   const std::string build_tag = SlangBuildTag();
-  // Both change the process's environment: before any worker starts.
+  // Both change the process's environment: before any worker starts. Where
+  // getcwd() cannot be answered (a host program that does not export it),
+  // line information names this directory instead, which DescribePtxDifference
+  // accepts as it accepts other header paths.
   PointSlangAtCudaHeaders(DefaultNvrtcDirectory().value_or(""));
-  if (!TakeOverWorkingDirectoryForNvrtc()) {
-    fmt::print(stderr,
-               "spreplay: warning: this program cannot present the recorded working directory to "
-               "NVRTC; kernels with debug information replay only in the recording's directory\n");
-  }
+  TakeOverWorkingDirectoryForNvrtc();
   std::vector<std::unique_ptr<Replayer>> replayers(workers);
   ParallelFor(jobs.size(), workers, [&](size_t item, size_t worker) {
     KernelJob& job = jobs[item];

@@ -17,8 +17,8 @@ namespace spreplay {
 
 // NVRTC reads $PWD before it calls getcwd(), so a process that replays must
 // drop $PWD before it starts threads. Returns whether getcwd() is answered
-// here; without that, kernels compiled with debug information replay only
-// in the recording's own directory.
+// here; without that, a replay's line information names the compiling
+// process's directory.
 bool TakeOverWorkingDirectoryForNvrtc();
 
 // For the life of the scope, getcwd() on this thread returns `directory`
