@@ -58,6 +58,7 @@ def main() -> int:
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--repeat", type=int, default=20)
     args = parser.parse_args()
+    args.out = args.out.resolve()  # the apps run in their own folders
     traces = args.out / "traces"
     traces.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="spreplay-record-"))

@@ -12,6 +12,8 @@
 #include "compiler/compile_pipeline.h"
 #include "fmt/format.h"
 #include "fmt/ranges.h"
+#include "replayer/nvrtc_location.h"
+#include "replayer/recorded_working_directory.h"
 
 namespace spreplay {
 namespace {
@@ -78,6 +80,11 @@ int UsageError(std::string_view message) {
 }  // namespace
 
 int RunCompile(std::span<char*> args) {
+  // Both change this process's environment, so they come first, before any
+  // thread. Where getcwd() could not be answered, line information would name
+  // this directory, which the PTX comparison accepts like other header paths.
+  PointSlangAtCudaHeaders(DefaultNvrtcDirectory().value_or(""));
+  TakeOverWorkingDirectoryForNvrtc();
   std::vector<std::string> traces;
   std::string output;
   std::string report_path;

@@ -19,8 +19,6 @@
 #include "fmt/ranges.h"
 #include "interpose/key_hasher.h"
 #include "interpose/session_settings.h"
-#include "replayer/nvrtc_location.h"
-#include "replayer/recorded_working_directory.h"
 #include "replayer/replayer.h"
 
 namespace spreplay {
@@ -57,8 +55,21 @@ struct KernelJob {
 // Ray-tracing programs go to OptiX, which compiles their PTX itself when the
 // pipeline is created; the driver never loads them as modules, so a fatbin
 // could not stand in for them, but their PTX can, exactly as Slang made it.
-// Their PTX calls into OptiX's device API.
-bool IsOptixProgram(std::string_view ptx) { return ptx.find("_optix_") != std::string_view::npos; }
+// OptiX finds their entry points by the prefixes it requires of their names.
+bool IsOptixProgram(std::string_view ptx) {
+  static constexpr std::string_view kPrefixes[] = {
+      "__raygen__",    "__miss__",          "__closesthit__",
+      "__anyhit__",    "__intersection__",  "__direct_callable__",
+      "__exception__", "__continuation_callable__"};
+  for (size_t at = ptx.find(".entry "); at != std::string_view::npos;
+       at = ptx.find(".entry ", at + 1)) {
+    const std::string_view name = ptx.substr(at + 7);
+    for (std::string_view prefix : kPrefixes) {
+      if (name.starts_with(prefix)) return true;
+    }
+  }
+  return false;
+}
 
 void DescribeCallSite(const Trace& trace, KernelJob& job) {
   std::vector<trace_schema::CallSite::Reader> call_sites = trace.CallSitesOf(*job.record);
@@ -283,12 +294,6 @@ absl::StatusOr<CompileReport> CompileTrace(const Trace& trace, const std::string
   // Replay: one Slang replayer per worker, created on first use, so that a
   // rebuild whose kernels are all proven starts no Slang session.
   const std::string build_tag = SlangBuildTag();
-  // Both change the process's environment: before any worker starts. Where
-  // getcwd() cannot be answered (a host program that does not export it),
-  // line information names this directory instead, which DescribePtxDifference
-  // accepts as it accepts other header paths.
-  PointSlangAtCudaHeaders(DefaultNvrtcDirectory().value_or(""));
-  TakeOverWorkingDirectoryForNvrtc();
   std::vector<std::unique_ptr<Replayer>> replayers(workers);
   ParallelFor(jobs.size(), workers, [&](size_t item, size_t worker) {
     KernelJob& job = jobs[item];

@@ -15,6 +15,8 @@
 
 namespace spreplay {
 
+// Replays need the process prepared first, once, before it starts threads:
+// PointSlangAtCudaHeaders and TakeOverWorkingDirectoryForNvrtc (the replayer's).
 absl::StatusOr<CompileReport> CompileTrace(const Trace& trace, const std::string& output,
                                            const CompileOptions& options);
 

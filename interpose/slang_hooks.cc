@@ -63,6 +63,7 @@ struct HookState {
   // Type conformances created with an automatic id, by their description:
   // where to ask Slang which id it assigned.
   struct AutomaticConformance {
+    ComponentPtr description;  // keeps the key's address from being reused
     ISession* session = nullptr;
     slang::TypeReflection* type = nullptr;
     slang::TypeReflection* interface_type = nullptr;
@@ -261,13 +262,17 @@ SlangResult SLANG_MCALL HookRenameEntryPoint(IComponentType* self, const char* n
   return result;
 }
 
-// A specialization argument as keys hold it: a type by its full name, which
-// the program's (keyed) modules resolve; an expression by its text.
-std::optional<std::string> SpecializationArgText(const slang::SpecializationArg& argument) {
+// A specialization argument as keys hold it: a type by its full name, an
+// expression by its text. A name is content only if it means that type in
+// `component`'s own modules (whose content is keyed): a type of another
+// module with the same name would get the same key.
+std::optional<std::string> SpecializationArgText(IComponentType* component,
+                                                 const slang::SpecializationArg& argument) {
   switch (argument.kind) {
     case slang::SpecializationArg::Kind::Type: {
       std::string name = TypeFullName(argument.type);
-      if (name.empty()) return std::nullopt;
+      slang::ProgramLayout* layout = name.empty() ? nullptr : component->getLayout();
+      if (!layout || layout->findTypeByName(name.c_str()) != argument.type) return std::nullopt;
       return "type " + name;
     }
     case slang::SpecializationArg::Kind::Expr:
@@ -288,7 +293,7 @@ SlangResult SLANG_MCALL HookSpecialize(IComponentType* self,
   if (SLANG_SUCCEEDED(result) && out && *out) {
     std::vector<std::string> texts;
     for (SlangInt i = 0; i < count; ++i) {
-      std::optional<std::string> text = SpecializationArgText(arguments[i]);
+      std::optional<std::string> text = SpecializationArgText(self, arguments[i]);
       if (!text) break;
       texts.push_back(*std::move(text));
     }
@@ -296,16 +301,18 @@ SlangResult SLANG_MCALL HookSpecialize(IComponentType* self,
     Track(*out, texts.size() == static_cast<size_t>(count)
                     ? Component::Specialized(Lookup(self), std::move(texts))
                     : Component::Opaque("it was specialised with an argument spreplay cannot "
-                                        "name (a type without a name, or an unknown kind)"));
+                                        "name (a type its own modules do not declare under that "
+                                        "name, or an unknown kind)"));
   }
   return result;
 }
 
 // `program` with each type conformance of an automatic id given the id Slang
 // assigned to it in its session, which is what the code depends on. Asking
-// assigns an id if none was yet, as slang-rhi's own question would when it
-// binds an object of that type; the app sees the same id either way.
-ComponentPtr ResolveAutomaticConformances(const ComponentPtr& program) {
+// assigns an id if none was yet, as slang-rhi's own question does when it
+// binds an object of that type: the ids are consistent within the process,
+// though their order may differ from a process without spreplay.
+ComponentPtr ResolveAutomaticConformancesOrThrow(const ComponentPtr& program) {
   bool automatic = false;
   ForEachDistinctNode(program, [&](const Component& node) {
     automatic =
@@ -328,6 +335,14 @@ ComponentPtr ResolveAutomaticConformances(const ComponentPtr& program) {
       return nullptr;
     return Component::TypeConformance(node->name, node->interface_name, id);
   });
+}
+
+ComponentPtr ResolveAutomaticConformances(const ComponentPtr& program) noexcept {
+  try {
+    return ResolveAutomaticConformancesOrThrow(program);
+  } catch (...) {
+    return Component::Opaque("spreplay could not resolve its type conformances' ids");
+  }
 }
 
 SlangResult SLANG_MCALL HookGetEntryPointCode(IComponentType* self, SlangInt entry_point_index,
@@ -489,7 +504,7 @@ SlangResult SLANG_MCALL HookCreateTypeConformance(ISession* self, slang::TypeRef
         Component::TypeConformance(type_name, interface_name, id_override < 0 ? -1 : id_override);
     if (id_override < 0) {
       std::lock_guard lock(State().mutex);
-      State().automatic_conformances[conformance.get()] = {self, type, interface_type};
+      State().automatic_conformances[conformance.get()] = {conformance, self, type, interface_type};
     }
     Track(*out, std::move(conformance));
   }

@@ -71,7 +71,7 @@ std::string PointSlangAtCudaHeaders(const std::string& nvrtc_directory) {
   if (error) return "";
   const std::filesystem::path root = library.parent_path().parent_path();
   if (!std::filesystem::exists(root / "include" / "cuda_fp16.h", error)) return "";
-  setenv("CUDA_PATH", root.c_str(), /*overwrite=*/0);
+  setenv("CUDA_PATH", root.c_str(), /*overwrite=*/1);  // unset or empty, checked above
   return root.string();
 }
 

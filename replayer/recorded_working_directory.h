@@ -26,6 +26,8 @@ bool TakeOverWorkingDirectoryForNvrtc();
 class RecordedWorkingDirectory {
  public:
   explicit RecordedWorkingDirectory(const std::string& directory);
+  // It keeps a pointer to `directory`, which must outlive the scope.
+  explicit RecordedWorkingDirectory(std::string&&) = delete;
   ~RecordedWorkingDirectory();
   RecordedWorkingDirectory(const RecordedWorkingDirectory&) = delete;
   RecordedWorkingDirectory& operator=(const RecordedWorkingDirectory&) = delete;

@@ -39,11 +39,18 @@ SessionConfig WithLocalSlangpy(SessionConfig config) {
   const std::string local = LocalSlangpyDirectory();
   const std::string recorded = config.slangpy_directory;
   if (local.empty() || recorded.empty() || local == recorded) return config;
+  // Only whole path elements: "/a/slangpy" must not turn "/a/slangpy2" into "<local>2".
+  auto relocate_text = [&](std::string& text) {
+    ReplaceAll(text, recorded + "/", local + "/");
+    if (text == recorded || text.ends_with(recorded)) {
+      text.replace(text.size() - recorded.size(), recorded.size(), local);
+    }
+  };
   auto relocate = [&](std::vector<CompilerOption>& options) {
     for (CompilerOption& option : options) {
       if (IsLocationOption(option)) continue;
-      ReplaceAll(option.string0, recorded, local);
-      ReplaceAll(option.string1, recorded, local);
+      relocate_text(option.string0);
+      relocate_text(option.string1);
     }
   };
   relocate(config.options);

@@ -15,7 +15,7 @@ Per sample, each step in a fresh process:
 Every app runs from its own folder, as its users run it.
 The driver-JIT check first fills a fresh CUDA cache with slang-rhi's own kernels
 (it compiles them with NVRTC at device creation); every call-site kernel must
-then load without JIT. Writes results.json and the traces under --out.
+then load without JIT. Writes e2e.json and the traces under --out.
 
     python tests/gpu/e2e_samples.py --out DIR [--samples elementwise,...]
 """
@@ -137,7 +137,8 @@ def check_sample(name: str, out: Path, work: Path, moved_env: dict[str, str]) ->
                                                                      work / f"{name}-reordered.npz")
         verdict_extra = {
             "reordered_all_served": result["reordered"].get("served") == kernels
-            and result["reordered"].get("compiled") == 0,
+            and result["reordered"].get("compiled") == 0
+            and result["reordered"].get("compiled_entry_points") == 0,
             "reordered_identical": result["reordered"]["outputs_identical"],
         }
     result["verdict"] = {
@@ -158,6 +159,7 @@ def main() -> int:
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--samples", default=",".join(SAMPLES))
     args = parser.parse_args()
+    args.out = args.out.resolve()  # the apps run in their own folders
     (args.out / "traces").mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="spreplay-e2e-"))
     moved_env = relocated_slangpy(work)

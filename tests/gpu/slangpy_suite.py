@@ -9,15 +9,19 @@ Steps, each in fresh processes, the pytest runs over the suite's CUDA tests
   strict    also SLANGPY_KERNELS_STRICT=1 and CUDA_DISABLE_PTX_JIT=1, with a CUDA
             cache that holds slang-rhi's own kernels and nothing else
 --archive serves an archive compiled elsewhere (on a machine with no GPU, say)
-instead of compiling one here.
+instead of compiling one here; --trace compiles an earlier run's trace; and
+--stock-results compares with an earlier run's stock outcomes (its suite.json).
+The exit status is 1 when compile failed, or when a test's outcome differs
+from stock or a test is missing from a run.
 
 Writes to --out: suite.json (every test's outcome and kernel requests per run,
 and the per-file summary), suite.md (the same as tables), compile-report.json,
 trace.capnp.xz (the recorded trace, to compile elsewhere) and misses.capnp.xz
 (the served run's misses).
 
-    python tests/gpu/slangpy_suite.py --out DIR [--jobs 14] [--arch 90] [--archive PATH]
-                                      [--steps stock,compile,served,strict] [--files test_a.py,...]
+    python tests/gpu/slangpy_suite.py --out DIR [--jobs 14] [--arch 90] [--steps stock,compile,served,strict]
+                                      [--archive PATH] [--trace PATH] [--stock-results suite.json]
+                                      [--files test_a.py,...]
 """
 
 from __future__ import annotations
@@ -43,12 +47,50 @@ from app_output import clean_environment  # noqa: E402
 STEPS = ("stock", "compile", "served", "strict")
 RUNS = ("stock", "served", "strict")
 COUNTS = ("served", "compiled", "notKeyable", "refused")
+OUTCOMES = ("passed", "failed", "error", "skipped", "xfailed", "xpassed", "unreported")
 
 
 def suite_directory() -> Path:
     import slangpy
 
     return Path(slangpy.__file__).resolve().parent / "tests"
+
+
+def final_outcome(reports: list[dict[str, str]]) -> str:
+    """One outcome per test, from all its reports, as pytest would count it first."""
+    outcomes = {(r["when"], r["outcome"]) for r in reports}
+    for kind in ("xfailed", "xpassed"):
+        if any(outcome == kind for _, outcome in outcomes):
+            return kind
+    if any(outcome == "failed" and when not in ("setup", "teardown", "collect") for when, outcome in outcomes):
+        return "failed"  # the call, or a crashed worker's report
+    if any(outcome == "failed" for _, outcome in outcomes):
+        return "error"
+    if any(outcome == "skipped" for _, outcome in outcomes):
+        return "skipped"
+    return "passed"
+
+
+def read_logs(log_dir: Path) -> list[dict[str, Any]]:
+    """Per test: its outcome (from the reports) and its kernel requests (from where it ran)."""
+    reports: dict[str, list[dict[str, str]]] = {}
+    outcomes_file = log_dir / "outcomes.jsonl"
+    if outcomes_file.exists():
+        for line in outcomes_file.read_text().splitlines():
+            report = json.loads(line)
+            reports.setdefault(report["test"], []).append(report)
+    requests = {}
+    for f in sorted(log_dir.glob("requests-*.jsonl")):
+        for line in f.read_text().splitlines():
+            entry = json.loads(line)
+            requests[entry["test"]] = entry
+    tests = []
+    for test in sorted(set(reports) | set(requests)):
+        counts = requests.get(test, {})
+        tests.append({"test": test, "file": test.split("::")[0],
+                      "outcome": final_outcome(reports[test]) if test in reports else "unreported",
+                      **{count: counts.get(count, 0) for count in COUNTS}, "misses": counts.get("misses", [])})
+    return tests
 
 
 def run_suite(name: str, out: Path, work: Path, args: argparse.Namespace, env: dict[str, str]) -> dict[str, Any]:
@@ -67,7 +109,7 @@ def run_suite(name: str, out: Path, work: Path, args: argparse.Namespace, env: d
     proc = subprocess.run(argv, env=environment, cwd=work, capture_output=True, text=True)
     wall = time.perf_counter() - start
     (out / f"pytest-{name}.log").write_text(proc.stdout[-200_000:] + "\n--- stderr ---\n" + proc.stderr[-200_000:])
-    tests = [json.loads(line) for f in sorted(log_dir.glob("*.jsonl")) for line in f.read_text().splitlines()]
+    tests = read_logs(log_dir)
     last_line = proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else ""
     print(f"{name}: {len(tests)} tests in {wall:.0f} s, pytest says: {last_line}", flush=True)
     return {"wall_s": wall, "exit_code": proc.returncode, "pytest_summary": last_line, "tests": tests}
@@ -91,10 +133,12 @@ def compile_trace(trace: Path, archive: Path, out: Path, args: argparse.Namespac
     proc = subprocess.run(argv, env=clean_environment(), cwd=elsewhere, capture_output=True, text=True)
     wall = time.perf_counter() - start
     (out / "compile.log").write_text(proc.stdout + proc.stderr)
+    shutil.rmtree(elsewhere, ignore_errors=True)
     lines = proc.stderr.splitlines()
     print(f"compile: exit {proc.returncode} in {wall:.0f} s: {lines[-1] if lines else ''}", flush=True)
-    return {"wall_s": wall, "exit_code": proc.returncode, "compiled": sum("] compiled " in l for l in lines),
-            "failed": sum("] FAILED " in l for l in lines), "skipped": sum("] skipped " in l for l in lines)}
+    statuses = [k["status"] for k in json.loads(report.read_text())["kernels"]] if report.exists() else []
+    return {"wall_s": wall, "exit_code": proc.returncode, "compiled": statuses.count("compiled"),
+            "failed": len(statuses) - statuses.count("compiled")}
 
 
 def reason_group(reason: str) -> str:
@@ -102,10 +146,10 @@ def reason_group(reason: str) -> str:
     reason = reason.split("\n")[0]
     reason = re.sub(r"'[^']*'", "'…'", reason)
     reason = re.sub(r"\b[0-9a-f]{12,}\b", "…", reason)
-    return reason[:160]
+    return reason[:160].replace("|", "\\|")
 
 
-def summarize(runs: dict[str, Any]) -> dict[str, Any]:
+def summarize(runs: dict[str, Any], stock: dict[str, str] | None) -> dict[str, Any]:
     files: dict[str, dict[str, Any]] = collections.defaultdict(dict)
     totals: dict[str, Any] = {}
     for name, run in runs.items():
@@ -124,16 +168,19 @@ def summarize(runs: dict[str, Any]) -> dict[str, Any]:
         totals[name] = {**total, "requests": requests, "served_share": total["served"] / requests if requests else None,
                         "miss_reasons": reasons.most_common()}
     changed = []
-    if "stock" in runs:
-        stock = {t["test"]: t["outcome"] for t in runs["stock"]["tests"]}
+    if stock is not None:
         for name in ("served", "strict"):
-            if name in runs:
-                for test in runs[name]["tests"]:
-                    if test["test"] in stock and stock[test["test"]] != test["outcome"]:
-                        changed.append({"run": name, "test": test["test"], "stock": stock[test["test"]],
-                                        "now": test["outcome"], "misses": test["misses"][:3]})
+            if name not in runs:
+                continue
+            now = {t["test"]: t for t in runs[name]["tests"]}
+            for test, outcome in sorted(stock.items()):
+                current = now.get(test, {"outcome": "missing", "misses": []})
+                if current["outcome"] != outcome:
+                    changed.append({"run": name, "test": test, "stock": outcome, "now": current["outcome"],
+                                    "misses": current["misses"][:3]})
     return {"files": {f: {k: dict(v) for k, v in r.items()} for f, r in sorted(files.items())}, "totals": totals,
-            "changed_outcomes": changed}
+            "compared_with_stock": stock is not None, "changed_outcomes": changed,
+            "pytest_summaries": {name: run["pytest_summary"] for name, run in runs.items()}}
 
 
 def markdown(summary: dict[str, Any], compile_result: dict[str, Any] | None) -> str:
@@ -147,10 +194,13 @@ def markdown(summary: dict[str, Any], compile_result: dict[str, Any] | None) -> 
         lines.append(f"| {n} | {t.get('passed', 0)} | {t.get('failed', 0)} | {t.get('error', 0)} | "
                      f"{t.get('skipped', 0)} | {t['requests']} | {t.get('served', 0)}{share} | "
                      f"{t.get('compiled', 0)} | {t.get('notKeyable', 0)} | {t.get('refused', 0)} |")
+    lines += ["", "pytest's own counts (collection errors and module-level skips included):", ""]
+    lines += [f"- {n}: {summary['pytest_summaries'][n]}" for n in names]
     if compile_result:
         lines += ["", f"Compile: {compile_result['compiled']} kernels compiled, {compile_result['failed']} failed, "
-                      f"{compile_result['skipped']} skipped, in {compile_result['wall_s']:.0f} s."]
-    lines += ["", f"Tests whose outcome changed from stock: {len(summary['changed_outcomes'])}", ""]
+                      f"in {compile_result['wall_s']:.0f} s."]
+    changed = len(summary["changed_outcomes"]) if summary["compared_with_stock"] else "n/a (no stock outcomes)"
+    lines += ["", f"Tests whose outcome differs from stock, or that are missing: {changed}", ""]
     for change in summary["changed_outcomes"][:40]:
         lines.append(f"- {change['run']}: `{change['test']}` {change['stock']} -> {change['now']}")
     for n in names:
@@ -165,7 +215,7 @@ def markdown(summary: dict[str, Any], compile_result: dict[str, Any] | None) -> 
         cells = []
         for n in names:
             r = row.get(n, {})
-            cells += [f"{r.get('passed', 0)}/{sum(r.get(o, 0) for o in ('passed', 'failed', 'error', 'skipped'))}",
+            cells += [f"{r.get('passed', 0)}/{sum(r.get(o, 0) for o in OUTCOMES)}",
                       "/".join(str(r.get(c, 0)) for c in COUNTS)]
         lines.append(f"| {file} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
@@ -176,30 +226,44 @@ def main() -> int:
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--jobs", type=int, default=min(14, os.cpu_count() or 1))
     parser.add_argument("--arch", default="90", help="architectures to compile SASS for (default 90)")
-    parser.add_argument("--archive", type=Path, help="serve this archive instead of compiling one here")
     parser.add_argument("--steps", default=",".join(STEPS))
+    parser.add_argument("--archive", type=Path, help="serve this archive instead of compiling one here")
+    parser.add_argument("--trace", type=Path, help="compile this trace instead of recording one here")
+    parser.add_argument("--stock-results", type=Path, help="an earlier run's suite.json to compare with")
     parser.add_argument("--files", default="", help="test files relative to slangpy/tests (default: all)")
     args = parser.parse_args()
     steps = args.steps.split(",")
+    if unknown := set(steps) - set(STEPS):
+        parser.error(f"unknown steps {sorted(unknown)}; the steps are {','.join(STEPS)}")
+    if "compile" in steps and "stock" not in steps and not args.trace and not args.archive:
+        parser.error("compile needs the stock step or --trace")
+    if {"served", "strict"} & set(steps) and "compile" not in steps and not args.archive:
+        parser.error("served and strict need the compile step or --archive")
+    # Absolute: the suite and compile run in directories of their own.
+    args.out = args.out.resolve()
     args.out.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="spreplay-suite-"))
-    trace = work / "trace.capnp"
-    # Absolute: the suite runs in a directory of its own.
+    trace = args.trace.resolve() if args.trace else work / "trace.capnp"
     archive = args.archive.resolve() if args.archive else work / "kernels.fatbin"
+    stock = None
+    if args.stock_results:
+        stock = {t["test"]: t["outcome"] for t in json.loads(args.stock_results.read_text())["runs"]["stock"]["tests"]}
     runs: dict[str, Any] = {}
     compile_result = None
 
     def write_results() -> None:  # after every step, so that a run cut short still reports
-        summary = summarize(runs)
+        summary = summarize(runs, stock)
         result = {"runs": runs, "compile": compile_result, "summary": summary, "archive": str(archive)}
         (args.out / "suite.json").write_text(json.dumps(result, indent=1))
         (args.out / "suite.md").write_text(markdown(summary, compile_result))
 
     if "stock" in steps:
         runs["stock"] = run_suite("stock", args.out, work, args, {"SLANGPY_RECORD": str(trace)})
-        with trace.open("rb") as raw, lzma.open(args.out / "trace.capnp.xz", "wb", preset=6) as packed:
-            shutil.copyfileobj(raw, packed)
+        stock = {t["test"]: t["outcome"] for t in runs["stock"]["tests"]}
         write_results()
+        if trace.exists():
+            with trace.open("rb") as raw, lzma.open(args.out / "trace.capnp.xz", "wb", preset=6) as packed:
+                shutil.copyfileobj(raw, packed)
     if "compile" in steps and not args.archive:
         compile_result = compile_trace(trace, archive, args.out, args)
         write_results()
@@ -217,8 +281,11 @@ def main() -> int:
         strict.pop("SLANGPY_KERNELS_MISSES")
         runs["strict"] = run_suite("strict", args.out, work, args, strict)
         write_results()
+    shutil.rmtree(work, ignore_errors=True)
     print((args.out / "suite.md").read_text()[:6000], flush=True)
-    return 0
+    summary = summarize(runs, stock)
+    compile_failed = compile_result is not None and compile_result["exit_code"] != 0
+    return 1 if compile_failed or summary["changed_outcomes"] else 0
 
 
 if __name__ == "__main__":

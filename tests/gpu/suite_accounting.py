@@ -1,10 +1,14 @@
 """A pytest plugin that accounts for spreplay in a test suite it did not write.
 
 Loaded with `-p suite_accounting` (tests/gpu on PYTHONPATH) into every pytest
-process, xdist workers included. For each test it appends one JSON line to
-$SPREPLAY_SUITE_LOG/<worker>.jsonl: the test's outcome and the kernel
-requests spreplay saw while the test ran (setup and teardown included):
-served, compiled, not keyable, refused, and why each miss missed.
+process, xdist workers included. It appends JSON lines to files in
+$SPREPLAY_SUITE_LOG:
+  - requests-<worker>.jsonl, written where a test runs: the kernel requests
+    spreplay saw while it ran (setup and teardown included): served,
+    compiled, not keyable, refused, and why each miss missed;
+  - outcomes.jsonl, written by the process that collects the reports (the
+    xdist controller, or pytest itself without xdist): every test report and
+    collection problem, so that a test whose worker crashed still counts.
 """
 
 from __future__ import annotations
@@ -18,7 +22,6 @@ import pytest
 
 LOG_DIRECTORY = "SPREPLAY_SUITE_LOG"
 _COUNTS = ("served", "compiled", "notKeyable", "refused")
-_outcomes: dict[str, str] = {}
 
 
 def _summary() -> dict[str, Any]:
@@ -27,20 +30,31 @@ def _summary() -> dict[str, Any]:
     return spreplay.summary()
 
 
-def _log_file() -> Path:
-    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+def _append(name: str, entry: dict[str, Any]) -> None:
     directory = Path(os.environ[LOG_DIRECTORY])
     directory.mkdir(parents=True, exist_ok=True)
-    return directory / f"{worker}.jsonl"
+    with (directory / name).open("a") as log:
+        log.write(json.dumps(entry) + "\n")
+
+
+def _is_worker() -> bool:
+    return "PYTEST_XDIST_WORKER" in os.environ
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    if report.failed:
-        _outcomes[report.nodeid] = "failed" if report.when == "call" else "error"
-    elif report.skipped and _outcomes.get(report.nodeid) not in ("failed", "error"):
-        _outcomes[report.nodeid] = "skipped"
-    else:
-        _outcomes.setdefault(report.nodeid, "passed")
+    if LOG_DIRECTORY not in os.environ or _is_worker():
+        return
+    outcome = report.outcome
+    if hasattr(report, "wasxfail"):
+        outcome = "xfailed" if report.skipped else "xpassed"
+    _append("outcomes.jsonl", {"test": report.nodeid, "when": report.when, "outcome": outcome})
+
+
+def pytest_collectreport(report: pytest.CollectReport) -> None:
+    if LOG_DIRECTORY not in os.environ or _is_worker() or report.passed:
+        return
+    # A file that fails to import, or skips itself whole, has no test reports.
+    _append("outcomes.jsonl", {"test": report.nodeid, "when": "collect", "outcome": report.outcome})
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -51,12 +65,8 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):  #
     before = _summary()
     yield
     after = _summary()
-    entry = {
+    _append(f"requests-{os.environ.get('PYTEST_XDIST_WORKER', 'main')}.jsonl", {
         "test": item.nodeid,
-        "file": item.nodeid.split("::")[0],
-        "outcome": _outcomes.pop(item.nodeid, "passed"),
         **{count: after.get(count, 0) - before.get(count, 0) for count in _COUNTS},
         "misses": [miss["reason"] for miss in after.get("misses", [])[len(before.get("misses", [])):]],
-    }
-    with _log_file().open("a") as log:
-        log.write(json.dumps(entry) + "\n")
+    })
