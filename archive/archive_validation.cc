@@ -132,6 +132,12 @@ absl::StatusOr<IndexFacts> CheckIndex(schema::ArchiveIndex::Reader index,
                                               unbuilt[i].getKey().size(), kDigestSize));
     }
     unbuilt[i].getReason();
+    const auto call_site = unbuilt[i].getCallSite();
+    call_site.getModuleName();
+    call_site.getFunctionName();
+    call_site.getCallKind();
+    call_site.getWrapperModuleName();
+    call_site.getEntryPointName();
   }
   const auto sessions = index.getSessions();
   for (unsigned i = 0; i < sessions.size(); ++i) {

@@ -51,8 +51,11 @@ int RunExtract(std::span<char*> args) {
                archive_path, key_prefix);
     return 1;
   }
+  // An OptiX program is archived as the PTX OptiX compiles; every other kernel as a fatbin.
+  const bool optix = match->entry.getOptix();
   absl::StatusOr<std::span<const std::byte>> fatbin =
-      archive->Blob(*match, schema::BlobKind::FATBIN);
+      optix ? archive->Blob(*match, schema::BlobKind::PTX, match->entry.getPtxArch())
+            : archive->Blob(*match, schema::BlobKind::FATBIN);
   if (!fatbin.ok()) {
     fmt::print(stderr, "spreplay extract: {}\n", fatbin.status());
     return 1;
@@ -62,6 +65,7 @@ int RunExtract(std::span<char*> args) {
     fmt::print(stderr, "spreplay extract: {}\n", written);
     return 1;
   }
+  if (optix) fmt::print(stderr, "spreplay extract: an OptiX program: wrote its PTX\n");
   return 0;
 }
 

@@ -17,7 +17,7 @@ commands:
   merge TRACE... -o OUT       merge traces into one (de-duplicated)
   compile TRACE... -o OUT     build a kernel archive from traces (no GPU needed)
   explain TRACE ARCHIVE       say why each kernel of TRACE is or is not served by ARCHIVE
-  extract ARCHIVE KEY -o OUT  write one archived kernel as a fatbin
+  extract ARCHIVE KEY -o OUT  write one archived kernel (a fatbin, or an OptiX program's PTX)
   version                     print versions
 
 environment (in the app's process):

@@ -38,7 +38,7 @@ struct Component {
     kLinked,
     kRenamed,
     kSpecialized,
-    kOpaque,  // made by Slang out of sight of the hooks: never keyed
+    kOpaque,  // never keyed: made out of sight of the hooks, or unreadable (opaque_reason)
   };
 
   Kind kind = Kind::kOpaque;
@@ -68,8 +68,10 @@ struct Component {
   std::string opaque_reason;
   std::vector<ComponentPtr> children;
 
-  Digest digest;         // content identity, computed by the factories below
-  bool keyable = false;  // false if any part of the tree is opaque
+  Digest digest;  // content identity, computed by the factories below
+  // False if any part of the tree is opaque, or a type conformance whose
+  // automatic id is not resolved yet.
+  bool keyable = false;
 
   static ComponentPtr Module(std::string name, std::string path, std::string requested_name,
                              std::optional<std::string> source,

@@ -16,7 +16,8 @@ namespace spreplay {
 std::vector<std::string> KeyedSettings(const SessionConfig& config);
 
 // What `current` has that `archived` lacks and the other way round, e.g.
-// "UseUpToDateBinaryModule = 1 (the archive's sessions lack it)"; "" if none.
+// "DebugInformation = 2 here, against DebugInformation = 0 in the archive"; ""
+// if none.
 std::string DescribeSettingsChange(const std::vector<std::string>& archived,
                                    const std::vector<std::string>& current);
 

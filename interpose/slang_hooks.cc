@@ -41,7 +41,10 @@ const size_t kLinkWithOptions = VtableSlotOf(&IComponentType::linkWithOptions);
 const size_t kRenameEntryPoint = VtableSlotOf(&IComponentType::renameEntryPoint);
 const size_t kSpecialize = VtableSlotOf(&IComponentType::specialize);
 
+// Slang's reflection C API, looked up in the Slang library the app loaded:
+// the hooks must not link Slang themselves.
 using GetFullNameFn = SlangResult (*)(SlangReflectionType*, ISlangBlob**);
+using FindTypeByNameFn = SlangReflectionType* (*)(SlangReflection*, const char*);
 
 // The process-wide hook state. It must be global: the hooked methods are
 // reached through Slang's vtables, with no place to carry a context pointer.
@@ -71,6 +74,7 @@ struct HookState {
   absl::flat_hash_map<const Component*, AutomaticConformance> automatic_conformances;
   uint64_t session_count = 0;
   GetFullNameFn get_full_name = nullptr;
+  FindTypeByNameFn find_type_by_name = nullptr;
   KernelCounts counts;
   std::string slangpy_directory;  // where slang_library lives
 };
@@ -272,7 +276,10 @@ std::optional<std::string> SpecializationArgText(IComponentType* component,
     case slang::SpecializationArg::Kind::Type: {
       std::string name = TypeFullName(argument.type);
       slang::ProgramLayout* layout = name.empty() ? nullptr : component->getLayout();
-      if (!layout || layout->findTypeByName(name.c_str()) != argument.type) return std::nullopt;
+      if (!layout || !State().find_type_by_name) return std::nullopt;
+      SlangReflectionType* found =
+          State().find_type_by_name(reinterpret_cast<SlangReflection*>(layout), name.c_str());
+      if (found != reinterpret_cast<SlangReflectionType*>(argument.type)) return std::nullopt;
       return "type " + name;
     }
     case slang::SpecializationArg::Kind::Expr:
@@ -576,6 +583,8 @@ absl::Status ConfigureSlangHooks(const HookOptions& options) {
           fmt::format("cannot load {}: {}", options.slang_library, dlerror()));
     State().get_full_name =
         reinterpret_cast<GetFullNameFn>(dlsym(handle, "spReflectionType_GetFullName"));
+    State().find_type_by_name =
+        reinterpret_cast<FindTypeByNameFn>(dlsym(handle, "spReflection_FindTypeByName"));
   }
   return absl::OkStatus();
 }

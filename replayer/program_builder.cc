@@ -14,7 +14,8 @@ std::string TypeFullName(slang::TypeReflection* type) {
   return text;
 }
 
-// The one child of an entry point, renamed entry point or linked program.
+// The one child of an entry point, renamed or specialised component, or linked
+// program.
 absl::StatusOr<ComponentPtr> OnlyChild(const Component& recorded) {
   if (recorded.children.size() != 1 || !recorded.children.front()) {
     return absl::InvalidArgumentError(fmt::format("recorded {} '{}' has {} children, not 1",

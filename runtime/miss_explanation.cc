@@ -1,5 +1,6 @@
 #include "runtime/miss_explanation.h"
 
+#include <algorithm>
 #include <filesystem>
 
 #include "absl/container/flat_hash_set.h"
@@ -30,6 +31,7 @@ std::string DescribeSessionChange(const Archive& archive, const Digest& archived
     if (DigestFromData(entry.getDigest()).value_or(Digest{}) != archived) continue;
     std::vector<std::string> settings;
     for (auto line : entry.getSettings()) settings.emplace_back(line.cStr());
+    std::sort(settings.begin(), settings.end());  // the writer sorts; another archive may not
     const std::string change = DescribeSettingsChange(settings, KeyedSettings(session.config));
     if (!change.empty()) return fmt::format("{}: {}", kSummary, change);
   }

@@ -106,8 +106,9 @@ struct KernelEntry {
   # The driver can JIT it for any GPU at least this new.
 
   blobs @7 :List(Blob);
-  # The kernel's binaries. Exactly one FATBIN is what the runtime serves; PTX and CUBIN entries
-  # are optional extras for tools. Readers skip blob kinds they do not know.
+  # The kernel's binaries. Exactly one FATBIN is what the runtime serves (an OptiX entry has one
+  # PTX instead, see `optix`); PTX and CUBIN entries are otherwise optional extras for tools.
+  # Readers skip blob kinds they do not know.
 
   optix @8 :Bool;
   # A ray-tracing program: OptiX compiles its PTX when the pipeline is created, so the runtime
