@@ -709,11 +709,7 @@ TEST(ReplayerTest, AutomaticConformanceIdsAreKeyedByTheIdSlangAssigned) {
   sources.Remove();
 
   // Replayed with that id given explicitly, the code is the same.
-  std::unique_ptr<Replayer> replayer = NewReplayer();
-  ASSERT_TRUE(replayer);
-  absl::StatusOr<ReplayedKernel> replayed = Replay(*replayer, recordings[0]);
-  ASSERT_TRUE(replayed.ok()) << replayed.status();
-  EXPECT_EQ(replayed->code, recordings[0].code);
+  ExpectEachReplaysIdentically(recordings);
 }
 
 // Runs the rest of a test in `directory`, and goes back where it was after.
