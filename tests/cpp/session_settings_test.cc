@@ -29,7 +29,9 @@ CompilerOption StringOption(slang::CompilerOptionName name, std::string first,
 SessionConfig SglLikeConfig() {
   SessionConfig config;
   config.slangpy_directory = "/venv/site-packages/slangpy";
-  config.targets.push_back({.format = SLANG_PTX});
+  TargetConfig target;
+  target.format = SLANG_PTX;
+  config.targets.push_back(target);
   config.macros = {{"__TARGET_CUDA__", "1"}};
   config.options = {IntOption(slang::CompilerOptionName::DebugInformation, 0),
                     StringOption(slang::CompilerOptionName::Include, "/app/shaders"),
