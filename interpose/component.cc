@@ -36,6 +36,12 @@ bool IsDerivedModuleName(std::string_view name) {
                      [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
 }
 
+// `path` without a trailing ".slang": Slang finds "a.slang" for `import a;`.
+std::string_view WithoutSlangExtension(std::string_view path) {
+  constexpr std::string_view kExtension = ".slang";
+  return path.ends_with(kExtension) ? path.substr(0, path.size() - kExtension.size()) : path;
+}
+
 // The name a file module is keyed by. Slang names a module after the request
 // that first loads it: loadModule("slangpy.slang") makes "slangpy.slang",
 // while `import slangpy;` in a module loaded earlier makes "slangpy". Both
@@ -44,10 +50,7 @@ bool IsDerivedModuleName(std::string_view name) {
 // by the content of the file they name (NormalizeSourceText).
 std::string FileModuleKeyName(const std::string& name,
                               const std::vector<SourceFile>& dependencies) {
-  std::string keyed = NormalizeSourceText(name, dependencies);
-  constexpr std::string_view kExtension = ".slang";
-  if (keyed.ends_with(kExtension)) keyed.resize(keyed.size() - kExtension.size());
-  return keyed;
+  return std::string(WithoutSlangExtension(NormalizeSourceText(name, dependencies)));
 }
 
 }  // namespace
@@ -119,9 +122,8 @@ std::string NormalizeSourceText(const std::string& text,
     if (file.path.empty()) continue;
     std::string token = "<dependency " + file.content.ToHex() + ">";
     replacements.emplace_back(file.path, token);
-    const std::string extension = ".slang";
-    if (file.path.ends_with(extension))
-      replacements.emplace_back(file.path.substr(0, file.path.size() - extension.size()), token);
+    if (const std::string_view stem = WithoutSlangExtension(file.path); stem != file.path)
+      replacements.emplace_back(std::string(stem), token);
   }
   std::sort(replacements.begin(), replacements.end(),
             [](const auto& a, const auto& b) { return a.first.size() > b.first.size(); });

@@ -320,6 +320,11 @@ SlangResult SLANG_MCALL HookSpecialize(IComponentType* self,
 // binds an object of that type: the ids are consistent within the process,
 // though their order may differ from a process without spreplay.
 ComponentPtr ResolveAutomaticConformancesOrThrow(const ComponentPtr& program) {
+  {
+    // Most apps create none: then no program needs a walk on each request.
+    std::lock_guard lock(State().mutex);
+    if (State().automatic_conformances.empty()) return program;
+  }
   bool automatic = false;
   ForEachDistinctNode(program, [&](const Component& node) {
     automatic =
