@@ -51,7 +51,9 @@ struct Archive::Contents {
         blob_checks(std::make_unique<std::atomic<uint8_t>[]>(first_blob.back())),
         reader(IndexWords(this->file.bytes(), header), ServingReaderOptions()),
         index(reader.getRoot<schema::ArchiveIndex>()),
-        entries(index.getEntries()) {}
+        entries(index.getEntries()),
+        modules(index.getModules()),
+        module_checks(std::make_unique<std::atomic<uint8_t>[]>(modules.size())) {}
 
   const std::string source_name;
   const ArchiveBytes file;
@@ -62,7 +64,25 @@ struct Archive::Contents {
   capnp::FlatArrayMessageReader reader;
   const schema::ArchiveIndex::Reader index;
   const capnp::List<schema::KernelEntry>::Reader entries;
+  const capnp::List<schema::ModuleEntry>::Reader modules;
+  const std::unique_ptr<std::atomic<uint8_t>[]> module_checks;
 };
+
+namespace {
+
+// The state of `check` for `bytes`, checksumming them on first use. Threads racing here compute
+// the same answer over immutable bytes, so whichever stores last stores the same value.
+BlobCheck CheckedOnce(std::atomic<uint8_t>& check, std::span<const std::byte> bytes,
+                      uint32_t crc32c) {
+  uint8_t state = check.load(std::memory_order_acquire);
+  if (state == kUnchecked) {
+    state = Crc32c(bytes) == crc32c ? kIntact : kCorrupt;
+    check.store(state, std::memory_order_release);
+  }
+  return static_cast<BlobCheck>(state);
+}
+
+}  // namespace
 
 absl::StatusOr<Archive> Archive::Open(const std::string& path) {
   absl::StatusOr<ArchiveBytes> mapping = ArchiveBytes::MapFile(path);
@@ -139,14 +159,7 @@ absl::StatusOr<std::span<const std::byte>> Archive::Blob(const ArchivedKernel& k
     const std::span<const std::byte> bytes =
         contents.file.bytes().subspan(blob.getOffset(), blob.getSize());
     std::atomic<uint8_t>& check = contents.blob_checks[contents.first_blob[kernel.position] + i];
-    uint8_t state = check.load(std::memory_order_acquire);
-    if (state == kUnchecked) {
-      // Threads racing here compute the same answer over immutable bytes, so whichever stores
-      // last stores the same value; no lock is needed.
-      state = Crc32c(bytes) == blob.getCrc32c() ? kIntact : kCorrupt;
-      check.store(state, std::memory_order_release);
-    }
-    if (state == kCorrupt) {
+    if (CheckedOnce(check, bytes, blob.getCrc32c()) == kCorrupt) {
       return absl::DataLossError(fmt::format(
           "the {} for arch {} of kernel {} in {} fails its checksum, so the archive is damaged; {}",
           BlobKindName(kind), arch, KeyHex(entry), contents.source_name, kRebuildArchiveAdvice));
@@ -155,6 +168,26 @@ absl::StatusOr<std::span<const std::byte>> Archive::Blob(const ArchivedKernel& k
   }
   return absl::NotFoundError(fmt::format("kernel {} in {} has no {} for arch {}", KeyHex(entry),
                                          contents.source_name, BlobKindName(kind), arch));
+}
+
+absl::StatusOr<std::span<const std::byte>> Archive::ModuleIr(size_t position) const {
+  const Contents& contents = *contents_;
+  if (position >= contents.modules.size()) {
+    return absl::InvalidArgumentError(
+        fmt::format("module position {} is out of range for {}, which holds {} modules", position,
+                    contents.source_name, contents.modules.size()));
+  }
+  const auto module = contents.modules[static_cast<unsigned>(position)];
+  const auto blob = module.getBlob();
+  // Validated at open: the blob lies inside the file.
+  const std::span<const std::byte> bytes =
+      contents.file.bytes().subspan(blob.getOffset(), blob.getSize());
+  if (CheckedOnce(contents.module_checks[position], bytes, blob.getCrc32c()) == kCorrupt) {
+    return absl::DataLossError(
+        fmt::format("the IR of module '{}' in {} fails its checksum, so the archive is damaged; {}",
+                    module.getName().cStr(), contents.source_name, kRebuildArchiveAdvice));
+  }
+  return bytes;
 }
 
 const ArchiveHeader& Archive::header() const { return contents_->header; }

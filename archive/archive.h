@@ -61,6 +61,10 @@ class Archive {
   absl::StatusOr<std::span<const std::byte>> Blob(const ArchivedKernel& kernel,
                                                   schema::BlobKind kind, uint32_t arch = 0) const;
 
+  // The serialized IR of module entry `position` of index().getModules(), as a view of the
+  // mapping; its CRC-32C is verified on first use, as for kernel blobs.
+  absl::StatusOr<std::span<const std::byte>> ModuleIr(size_t position) const;
+
   const ArchiveHeader& header() const;
   schema::ArchiveIndex::Reader index() const;
   // The whole file as mapped.

@@ -90,6 +90,44 @@ absl::Status CheckEntry(schema::KernelEntry::Reader entry, size_t position,
   return absl::OkStatus();
 }
 
+absl::Status CheckModuleFile(schema::ModuleFile::Reader file) {
+  file.getRelativePath();
+  return IsDigestOrAbsent(file.getDigest()) ? absl::OkStatus()
+                                            : absl::DataLossError("malformed file digest");
+}
+
+absl::Status CheckModule(schema::ModuleEntry::Reader module, size_t position,
+                         const ArchiveHeader& header, std::string_view source_name) {
+  auto bad = [&](std::string_view what) {
+    return Damaged(source_name, fmt::format("module entry {} {}", position, what));
+  };
+  if (!IsDigestSized(module.getKey())) return bad("has a malformed key");
+  if (!IsDigestSized(module.getSessionDigest())) return bad("has a malformed session digest");
+  if (!IsDigestSized(module.getContentDigest())) return bad("has a malformed content digest");
+  if (!IsDigestOrAbsent(module.getSourceLookup())) return bad("has a malformed source lookup");
+  module.getName();
+  module.getRequestedName();
+  module.getPath();
+  for (const auto file : module.getFiles()) {
+    if (!CheckModuleFile(file).ok()) return bad("has a malformed file digest");
+  }
+  if (!CheckModuleFile(module.getFilePath()).ok()) return bad("has a malformed path");
+  for (const auto imported : module.getImports()) {
+    if (!IsDigestSized(imported)) return bad("has a malformed import key");
+  }
+  const auto blob = module.getBlob();
+  const uint64_t offset = blob.getOffset();
+  const uint64_t size = blob.getSize();
+  if (blob.getKind() != schema::BlobKind::SLANG_MODULE || size == 0 ||
+      offset % kArchiveBlobAlignment != 0 || offset < header.header_size ||
+      offset > header.index_offset || size > header.index_offset - offset) {
+    return bad(fmt::format("places its IR ({} bytes) at offset {}, outside the blob region", size,
+                           offset));
+  }
+  if (!IsDigestOrAbsent(blob.getSha256())) return bad("has a malformed blob digest");
+  return absl::OkStatus();
+}
+
 absl::StatusOr<IndexFacts> CheckIndex(schema::ArchiveIndex::Reader index,
                                       const ArchiveHeader& header, std::string_view source_name) {
   if (index.getFormatVersion() != header.format_version) {
@@ -146,6 +184,17 @@ absl::StatusOr<IndexFacts> CheckIndex(schema::ArchiveIndex::Reader index,
                                               i, sessions[i].getDigest().size(), kDigestSize));
     }
     for (auto line : sessions[i].getSettings()) line.size();
+  }
+  const auto modules = index.getModules();
+  for (unsigned i = 0; i < modules.size(); ++i) {
+    if (absl::Status status = CheckModule(modules[i], i, header, source_name); !status.ok())
+      return status;
+  }
+  for (const auto unserved : index.getUnservedModules()) {
+    if (!IsDigestOrAbsent(unserved.getSessionDigest()))
+      return Damaged(source_name, "an unserved module has a malformed session digest");
+    unserved.getName();
+    unserved.getReason();
   }
   return facts;
 }

@@ -1,5 +1,7 @@
 #include "archive/archive_writer.h"
 
+#include <set>
+
 #include <algorithm>
 #include <set>
 #include <span>
@@ -77,6 +79,26 @@ absl::Status CheckBinaries(const Digest& key, bool optix,
   return absl::OkStatus();
 }
 
+// Lays `bytes` out in the blob region (once per content) and describes it in `out`.
+void PlaceBlob(schema::BlobKind kind, uint32_t arch, std::span<const std::byte> bytes,
+               BlobLayout& layout, schema::Blob::Builder out) {
+  const Digest sha256 = Sha256Of(bytes);
+  auto [placement, is_new] = layout.by_sha256.try_emplace(sha256);
+  if (is_new) {
+    placement->second = BlobPlacement{.offset = AlignUpTo(layout.end, kArchiveBlobAlignment),
+                                      .crc32c = Crc32c(bytes),
+                                      .sha256 = sha256};
+    layout.writes.emplace_back(placement->second.offset, bytes);
+    layout.end = placement->second.offset + bytes.size();
+  }
+  out.setKind(kind);
+  out.setArch(arch);
+  out.setOffset(placement->second.offset);
+  out.setSize(bytes.size());
+  out.setCrc32c(placement->second.crc32c);
+  out.setSha256(DataOf(sha256));
+}
+
 void FillCallSite(const KernelCallSite& call_site, schema::CallSite::Builder out) {
   out.setModuleName(AsText(call_site.module_name));
   out.setFunctionName(AsText(call_site.function_name));
@@ -104,23 +126,33 @@ void FillEntry(const KernelMetadata& metadata, const std::vector<KernelBinary>& 
 
   auto blobs = out.initBlobs(static_cast<unsigned>(binaries.size()));
   for (size_t i = 0; i < binaries.size(); ++i) {
-    const std::span<const std::byte> bytes(binaries[i].bytes);
-    const Digest sha256 = Sha256Of(bytes);
-    auto [placement, is_new] = layout.by_sha256.try_emplace(sha256);
-    if (is_new) {
-      placement->second = BlobPlacement{.offset = AlignUpTo(layout.end, kArchiveBlobAlignment),
-                                        .crc32c = Crc32c(bytes),
-                                        .sha256 = sha256};
-      layout.writes.emplace_back(placement->second.offset, bytes);
-      layout.end = placement->second.offset + bytes.size();
-    }
-    blobs[i].setKind(binaries[i].kind);
-    blobs[i].setArch(binaries[i].arch);
-    blobs[i].setOffset(placement->second.offset);
-    blobs[i].setSize(bytes.size());
-    blobs[i].setCrc32c(placement->second.crc32c);
-    blobs[i].setSha256(DataOf(sha256));
+    PlaceBlob(binaries[i].kind, binaries[i].arch, binaries[i].bytes, layout, blobs[i]);
   }
+}
+
+void FillModuleFile(const ArchivedModuleFile& file, schema::ModuleFile::Builder out) {
+  if (file.digest != Digest{}) out.setDigest(DataOf(file.digest));
+  out.setRoot(file.root);
+  out.setRootIndex(file.root_index);
+  out.setRelativePath(AsText(file.relative_path));
+}
+
+void FillModule(const ModuleMetadata& metadata, std::string_view ir, BlobLayout& layout,
+                schema::ModuleEntry::Builder out) {
+  out.setKey(DataOf(metadata.key));
+  out.setContentDigest(DataOf(metadata.content_digest));
+  out.setSessionDigest(DataOf(metadata.session_digest));
+  out.setName(AsText(metadata.name));
+  out.setRequestedName(AsText(metadata.requested_name));
+  if (metadata.source_lookup) out.setSourceLookup(DataOf(*metadata.source_lookup));
+  out.setPath(AsText(metadata.path));
+  FillModuleFile(metadata.file_path, out.initFilePath());
+  auto files = out.initFiles(static_cast<unsigned>(metadata.files.size()));
+  for (size_t i = 0; i < metadata.files.size(); ++i) FillModuleFile(metadata.files[i], files[i]);
+  auto imports = out.initImports(static_cast<unsigned>(metadata.imports.size()));
+  for (size_t i = 0; i < metadata.imports.size(); ++i) imports.set(i, DataOf(metadata.imports[i]));
+  PlaceBlob(schema::BlobKind::SLANG_MODULE, 0, std::as_bytes(std::span(ir.data(), ir.size())),
+            layout, out.initBlob());
 }
 
 }  // namespace
@@ -142,6 +174,16 @@ void ArchiveWriter::AddUnbuilt(UnbuiltKernel kernel) {
 
 void ArchiveWriter::AddSessionSettings(const Digest& digest, std::vector<std::string> settings) {
   session_settings_.insert_or_assign(digest, std::move(settings));
+}
+
+void ArchiveWriter::AddModule(ModuleMetadata metadata, std::string ir) {
+  const Digest key = metadata.key;
+  modules_.insert_or_assign(key, Module{std::move(metadata), std::move(ir)});
+}
+
+void ArchiveWriter::AddUnservedModule(UnservedModule module) {
+  unserved_modules_.insert_or_assign({module.session_digest, module.name},
+                                     std::move(module.reason));
 }
 
 absl::Status ArchiveWriter::Write(const std::string& path) const {
@@ -181,6 +223,24 @@ absl::Status ArchiveWriter::Write(const std::string& path) const {
     for (unsigned i = 0; i < settings.size(); ++i) lines.set(i, AsText(settings[i]));
   }
 
+  auto modules = index.initModules(static_cast<unsigned>(modules_.size()));
+  position = 0;
+  std::set<std::pair<Digest, std::string>> served_modules;
+  for (const auto& [key, module] : modules_) {
+    FillModule(module.metadata, module.ir, layout, modules[position++]);
+    served_modules.insert({module.metadata.session_digest, module.metadata.name});
+  }
+  unsigned unserved_count = 0;
+  for (const auto& [which, reason] : unserved_modules_) unserved_count += !served_modules.contains(which);
+  auto unserved = index.initUnservedModules(unserved_count);
+  position = 0;
+  for (const auto& [which, reason] : unserved_modules_) {
+    if (served_modules.contains(which)) continue;
+    auto out = unserved[position++];
+    out.setSessionDigest(DataOf(which.first));
+    out.setName(AsText(which.second));
+    out.setReason(AsText(reason));
+  }
   // Re-laid into one segment sized to fit: readers then never follow far pointers, which in
   // Cap'n Proto 0.9 look segments up under a mutex that concurrent lookups would contend on.
   capnp::MallocMessageBuilder single_segment(message.sizeInWords() + 1);

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -56,6 +57,35 @@ struct UnbuiltKernel {
   std::string reason;
 };
 
+// A file a serialized module depends on, named below a root (interpose/path_roots.h).
+struct ArchivedModuleFile {
+  Digest digest;  // unset for a module's own path
+  schema::PathRoot root = schema::PathRoot::ABSOLUTE;
+  uint32_t root_index = 0;
+  std::string relative_path;
+};
+
+// Everything about a serialized module except its IR; mirrors schema::ModuleEntry.
+struct ModuleMetadata {
+  Digest key;
+  Digest content_digest;
+  Digest session_digest;
+  std::string name;
+  std::string requested_name;
+  std::optional<Digest> source_lookup;  // modules loaded from a string
+  std::string path;                     // modules loaded from a string
+  ArchivedModuleFile file_path;         // file modules
+  std::vector<ArchivedModuleFile> files;
+  std::vector<Digest> imports;
+};
+
+// A recorded module `spreplay compile` could not archive as IR; mirrors schema::UnservedModule.
+struct UnservedModule {
+  Digest session_digest;
+  std::string name;
+  std::string reason;
+};
+
 struct KernelBinary {
   schema::BlobKind kind = schema::BlobKind::UNSPECIFIED;
   uint32_t arch = 0;  // 0 for the fatbin.
@@ -82,6 +112,11 @@ class ArchiveWriter {
 
   // The readable settings of the session `digest` names (interpose/session_settings.h).
   void AddSessionSettings(const Digest& digest, std::vector<std::string> settings);
+  // Adds a serialized module; a key added twice keeps the last, as for kernels.
+  void AddModule(ModuleMetadata metadata, std::string ir);
+  // Records why a module is not served. Listed unless a module of that session and name is added.
+  void AddUnservedModule(UnservedModule module);
+  size_t module_count() const { return modules_.size(); }
 
   size_t kernel_count() const { return kernels_.size(); }
 
@@ -101,6 +136,12 @@ class ArchiveWriter {
   std::map<Digest, Kernel> kernels_;  // Ordered because the index must be sorted by key.
   std::map<Digest, UnbuiltKernel> unbuilt_;
   std::map<Digest, std::vector<std::string>> session_settings_;
+  struct Module {
+    ModuleMetadata metadata;
+    std::string ir;
+  };
+  std::map<Digest, Module> modules_;
+  std::map<std::pair<Digest, std::string>, std::string> unserved_modules_;
 };
 
 }  // namespace spreplay

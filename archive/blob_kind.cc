@@ -12,6 +12,8 @@ std::string BlobKindName(schema::BlobKind kind) {
       return "ptx";
     case schema::BlobKind::CUBIN:
       return "cubin";
+    case schema::BlobKind::SLANG_MODULE:
+      return "slang-module";
     case schema::BlobKind::UNSPECIFIED:
       return "unspecified";
   }

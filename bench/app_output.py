@@ -35,7 +35,9 @@ def sample_app(folder: str, root: Path = ROOT) -> Path:
 TIMING = re.compile(r"setup (?P<setup>[\d.]+)s, first pass (?P<first>[\d.]+)s"
                     r"(?:.*?steady (?P<steady>[\d.]+) ms/pass)?")
 FIRST_PASS_END = re.compile(r"first pass ended at unix time (?P<end>[\d.]+)")
-SERVED = re.compile(r"spreplay: (?P<served>\d+) kernel\(s\) served from .*?, (?P<compiled>\d+) compiled")
+SERVED = re.compile(r"spreplay: (?P<served>\d+) kernel\(s\) served from .*?, (?P<compiled>\d+) compiled"
+                    r"(?:.*?; (?P<modules_served>\d+) module\(s\) served as IR, "
+                    r"(?P<modules_compiled>\d+) loaded from source)?")
 
 # Variables that would change what a run measures: spreplay's own (each run
 # sets those it needs), the sample apps' device choice, and CUDA's cache and

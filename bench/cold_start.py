@@ -16,7 +16,7 @@ then, in rounds (configurations interleaved so that drift hits all alike):
   cuda_warm  stock, only the CUDA cache that warm's prime filled
   warm       stock, shader_cache_path and CUDA cache from its prime      (b)
   warm_all   shader, module_cache_path and CUDA caches from its prime    (b+)
-  spreplay   SLANGPY_KERNELS=archive (strict), fresh CUDA cache          (c)
+  spreplay   SLANGPY_KERNELS=archive (strict, modules too), fresh CUDA cache (c)
   spreplay_module_cache  spreplay plus warm_all's module cache (not
              strict: it reports what it served)
 Every run's outputs must be bit-identical to the cold run's.
@@ -160,7 +160,7 @@ class WorkloadBench:
             return self.warm_env(config)
         serve = {"SLANGPY_KERNELS": str(self.archive), "SLANGPY_KERNELS_SUMMARY": "1"}
         if config == "spreplay":
-            return {**fresh_cuda, **serve, "SLANGPY_KERNELS_STRICT": "1"}
+            return {**fresh_cuda, **serve, "SLANGPY_KERNELS_STRICT": "1", "SLANGPY_KERNELS_STRICT_MODULES": "1"}
         if config == "spreplay_module_cache":
             return {**fresh_cuda, **serve, "SPREPLAY_BENCH_MODULE_CACHE": str(self.warm_caches["warm_all"]["module"])}
         raise ValueError(config)
@@ -277,9 +277,9 @@ def main() -> int:
     save()
     all_identical = all(run["outputs_identical_to_cold"] for bench in ready for r in bench.result["rounds"]
                         for run in r.values())
-    all_served = all(r["spreplay"].get("spreplay_compiled") == 0 for bench in ready for r in bench.result["rounds"]
-                     if "spreplay" in r)
-    print(f"outputs identical: {all_identical}; spreplay served every kernel: {all_served}")
+    all_served = all(r["spreplay"].get("spreplay_compiled") == 0 and r["spreplay"].get("spreplay_modules_compiled") == 0
+                     for bench in ready for r in bench.result["rounds"] if "spreplay" in r)
+    print(f"outputs identical: {all_identical}; spreplay served every kernel and module: {all_served}")
     return 0 if all_identical and all_served and not failed else 1
 
 

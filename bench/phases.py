@@ -96,6 +96,9 @@ def summarize_run(probe: dict[str, Any], stdout: str, stderr: str) -> dict[str, 
     if served := SERVED.search(stderr):
         result["spreplay_served"] = int(served["served"])
         result["spreplay_compiled"] = int(served["compiled"])
+        if served["modules_served"] is not None:
+            result["spreplay_modules_served"] = int(served["modules_served"])
+            result["spreplay_modules_compiled"] = int(served["modules_compiled"])
     return result
 
 

@@ -21,7 +21,8 @@ namespace {
 constexpr std::string_view kUsage =
     "usage: spreplay compile TRACE... -o ARCHIVE [--arch 75,80,...] [--jobs N]\n"
     "                        [--cache DIR | --no-cache] [--sass auto|nvjitlink|ptxas] [--report "
-    "FILE.json]\n";
+    "FILE.json]\n"
+    "                        [--no-modules]\n";
 
 template <typename Number>
 bool ParseNumber(std::string_view text, Number& number) {
@@ -47,6 +48,10 @@ std::string ReportJson(const CompileReport& report) {
   json.Key("sassTool").String(report.sass_tool);
   json.Key("archiveBytes").Uint(report.archive_bytes);
   json.Key("wallSeconds").Double(report.wall_seconds);
+  json.Key("modulesArchived").Uint(report.modules_archived);
+  json.Key("modulesRefused").Uint(report.modules_refused);
+  json.Key("moduleIrBytes").Uint(report.module_ir_bytes);
+  json.Key("moduleSeconds").Double(report.module_seconds);
   json.Key("kernels").BeginArray();
   for (const KernelOutcome& kernel : report.kernels) {
     json.BeginObject();
@@ -113,6 +118,8 @@ int RunCompile(std::span<char*> args) {
       options.cache_directory = value();
     } else if (arg == "--no-cache") {
       options.cache_directory.clear();
+    } else if (arg == "--no-modules") {
+      options.modules = false;
     } else if (arg == "--report") {
       report_path = value();
     } else if (arg == "--sass") {
@@ -145,6 +152,7 @@ int RunCompile(std::span<char*> args) {
   options.progress = [&](const std::string& line) {
     fmt::print(stderr, "[{}/{}] {}\n", ++done, total, line);
   };
+  options.notice = [](const std::string& line) { fmt::print(stderr, "{}\n", line); };
   absl::StatusOr<CompileReport> report = CompileTrace(*trace, output, options);
   if (!report.ok()) {
     fmt::print(stderr, "spreplay compile: {}\n", report.status());
@@ -161,6 +169,13 @@ int RunCompile(std::span<char*> args) {
   fmt::print(stderr, "{}: {} kernel(s) for sm_{} with {}, {} bytes, in {:.1f} s{}\n", output,
              compiled, fmt::join(options.arches, ",sm_"), report->sass_tool, report->archive_bytes,
              report->wall_seconds, failed ? fmt::format("; {} FAILED (see above)", failed) : "");
+  if (options.modules) {
+    fmt::print(stderr, "{}: {} module(s) as verified IR, {:.1f} MB, in {:.1f} s{}\n", output,
+               report->modules_archived, report->module_ir_bytes / 1e6, report->module_seconds,
+               report->modules_refused
+                   ? fmt::format("; {} not archived (see above)", report->modules_refused)
+                   : "");
+  }
   return failed ? 1 : 0;
 }
 

@@ -23,8 +23,13 @@ struct CompileOptions {
   // ptxas process per build: bench/results/2026-11-29-cpu-compile); "ptxas"
   // needs only the ptxas executable; "auto" takes nvJitLink when installed.
   std::string sass_backend = "auto";
+  // Also archive the Slang modules as verified IR (module_stage.h), so that
+  // the runtime skips Slang's front end.
+  bool modules = true;
   // Called with one human-readable line per finished kernel.
   std::function<void(const std::string&)> progress;
+  // Called with every other line worth a user's attention (a module not archived, say).
+  std::function<void(const std::string&)> notice;
 };
 
 }  // namespace spreplay

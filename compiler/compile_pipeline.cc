@@ -11,6 +11,7 @@
 #include "common/seconds_since.h"
 #include "compiler/compile_cache.h"
 #include "compiler/fatbin_packer.h"
+#include "compiler/module_stage.h"
 #include "compiler/parallel_for.h"
 #include "compiler/ptx_comparison.h"
 #include "compiler/sass_builder.h"
@@ -361,6 +362,18 @@ absl::StatusOr<CompileReport> CompileTrace(const Trace& trace, const std::string
       writer.AddSessionSettings(job.record->session, KeyedSettings(*session));
     report_progress(job);
     report.kernels.push_back(std::move(job.outcome));
+  }
+  if (options.modules && writer.kernel_count() > 0) {
+    std::vector<const KernelRecord*> verified;
+    for (const KernelJob& job : jobs) {
+      if (!job.failed()) verified.push_back(job.record);
+    }
+    const ModuleStageReport modules =
+        ArchiveModules(trace, verified, workers, writer, options.notice);
+    report.modules_archived = modules.archived;
+    report.modules_refused = modules.refused;
+    report.module_ir_bytes = modules.ir_bytes;
+    report.module_seconds = modules.seconds;
   }
   if (writer.kernel_count() > 0) {
     if (absl::Status status = writer.Write(output); !status.ok()) return status;

@@ -29,6 +29,11 @@ struct CompileReport {
   std::vector<KernelOutcome> kernels;
   std::string sass_tool;
   uint64_t archive_bytes = 0;
+  // The modules stage: modules archived as IR, refused, their IR's size.
+  size_t modules_archived = 0;
+  size_t modules_refused = 0;
+  uint64_t module_ir_bytes = 0;
+  double module_seconds = 0;
   double wall_seconds = 0;
 
   size_t failed() const;

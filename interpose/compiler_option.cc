@@ -54,10 +54,10 @@ void HashWithoutSlangpyDirectory(KeyHasher& hasher, const std::string& text,
 void HashKeyedOptions(KeyHasher& hasher, const std::vector<CompilerOption>& options,
                       const std::string& slangpy_directory) {
   int64_t keyed = 0;
-  for (const CompilerOption& option : options) keyed += IsLocationOption(option) ? 0 : 1;
+  for (const CompilerOption& option : options) keyed += IsKeyedOption(option) ? 1 : 0;
   hasher.Integer(keyed);
   for (const CompilerOption& option : options) {
-    if (IsLocationOption(option)) continue;
+    if (!IsKeyedOption(option)) continue;
     hasher.Integer(option.name).Integer(option.kind).Integer(option.int0).Integer(option.int1);
     HashWithoutSlangpyDirectory(hasher, option.string0, slangpy_directory);
     HashWithoutSlangpyDirectory(hasher, option.string1, slangpy_directory);
@@ -72,6 +72,11 @@ bool IsLocationOption(const CompilerOption& option) {
     default:
       return false;
   }
+}
+
+bool IsKeyedOption(const CompilerOption& option) {
+  return !IsLocationOption(option) &&
+         option.name != static_cast<int32_t>(slang::CompilerOptionName::UseUpToDateBinaryModule);
 }
 
 }  // namespace spreplay

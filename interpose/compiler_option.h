@@ -30,6 +30,13 @@ std::vector<CompilerOption> CopyOptions(const slang::CompilerOptionEntry* entrie
 // relocated install still hits.
 bool IsLocationOption(const CompilerOption& option);
 
+// Whether an option takes part in keys: neither a location nor
+// UseUpToDateBinaryModule, which slangpy sets on devices with a
+// module_cache_path. That one only lets Slang load modules it serialized
+// before, after checking them against their sources, so it decides how fast
+// the front end runs, never what it produces.
+bool IsKeyedOption(const CompilerOption& option);
+
 class KeyHasher;
 
 // Feeds every option but the location options into a key. Strings naming

@@ -2,9 +2,14 @@
 // What the Slang hooks report to the rest of spreplay, and ask of it.
 
 #include <cstddef>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
+#include "absl/status/statusor.h"
 #include "common/sha256.h"
 #include "interpose/component.h"
 #include "interpose/file_digests.h"
@@ -43,12 +48,54 @@ enum class KernelDecision {
   kRefuse,  // fail the request with `refusal` (strict mode)
 };
 
-// Every kernel request of the process, by outcome.
+// Every kernel request of the process, by outcome, and every module Slang
+// loaded.
 struct KernelCounts {
   uint64_t served = 0;
   uint64_t compiled = 0;     // keyable, compiled by Slang
   uint64_t not_keyable = 0;  // compiled by Slang; content the hooks could not see
   uint64_t refused = 0;
+  uint64_t modules_served = 0;    // loaded from archived IR
+  uint64_t modules_compiled = 0;  // through Slang's front end
+  uint64_t modules_refused = 0;
+};
+
+// A module load the hooks are about to hand to Slang: ISession::loadModule
+// (requested_name), or loadModuleFromSourceString (name, path, text).
+struct ModuleLoadRequest {
+  std::shared_ptr<const SessionInfo> session;
+  std::string toolchain;
+  std::string requested_name;
+  std::optional<std::string_view> text;
+  std::string name;
+  std::string path;
+  // For messages: the module as the app named it.
+  std::string Label() const { return text ? name : requested_name; }
+};
+
+// One module to load from IR: the whole plan lists a module's imports
+// first, the requested module last.
+struct ModuleFromIr {
+  std::string name;
+  std::string path;  // "" for none
+  const void* ir = nullptr;  // kept alive by the listener for the process's life
+  size_t ir_size = 0;
+  ComponentPtr description;  // as a load from source would describe it
+  std::vector<FileContent> files;
+};
+
+// What the hooks read for a listener deciding about a module: a file by
+// path (memoized per session), or a module loaded from a string, by the
+// path Slang named it with.
+struct ModuleFileReader {
+  std::function<absl::StatusOr<FileContent>(const std::string& path)> file;
+  std::function<std::optional<Digest>(const std::string& path)> string_module;
+};
+
+enum class ModuleDecision {
+  kPass,    // load it from source
+  kServe,   // load the plan from IR
+  kRefuse,  // fail the load (strict mode)
 };
 
 class HookListener {
@@ -65,6 +112,15 @@ class HookListener {
   }
   virtual void OnKernelCompiled(const KernelRequest& request, const void* code, size_t size,
                                 double seconds) {}
+  // `plan` is set for kServe, and may list imports that can be served for a
+  // kPass; `why` says why a kPass or kRefuse is not served.
+  virtual ModuleDecision DecideModule(const ModuleLoadRequest& request,
+                                      const ModuleFileReader& reader,
+                                      std::vector<ModuleFromIr>* plan, std::string* why) {
+    return ModuleDecision::kPass;
+  }
+  // The plan of a kServe could not be carried out: the module loads from source.
+  virtual void OnModuleNotServed(const ModuleLoadRequest& request, const std::string& why) {}
 };
 
 }  // namespace spreplay

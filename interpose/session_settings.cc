@@ -29,7 +29,7 @@ std::string ValueText(const CompilerOption& option, const std::string& slangpy_d
 void AddOptions(const std::vector<CompilerOption>& options, const std::string& prefix,
                 const std::string& slangpy_directory, std::vector<std::string>& lines) {
   for (const CompilerOption& option : options) {
-    if (IsLocationOption(option)) continue;
+    if (!IsKeyedOption(option)) continue;
     lines.push_back(fmt::format("{}{} = {}", prefix, CompilerOptionNameText(option.name),
                                 ValueText(option, slangpy_directory)));
   }

@@ -177,13 +177,13 @@ std::optional<Digest> StringModuleDigest(const void* session, const std::string&
 
 // Describes a module Slang just loaded by reading every file it depends on.
 // A file that cannot be read makes the module opaque: we never serve code
-// for content we could not see.
-void DescribeModule(IModule* module, const char* requested_name, const char* path,
+// for content we could not see. False if the hooks knew it already.
+bool DescribeModule(IModule* module, const char* requested_name, const char* path,
                     std::optional<std::string> source) {
-  if (!module) return;
+  if (!module) return false;
   {
     std::lock_guard lock(State().mutex);
-    if (State().components.contains(module)) return;  // a cached load of a module we know
+    if (State().components.contains(module)) return false;  // a cached load of a module we know
   }
   PatchModule(module);
   const void* session = module->getSession();
@@ -215,13 +215,14 @@ void DescribeModule(IModule* module, const char* requested_name, const char* pat
                : Component::Opaque(fmt::format("spreplay could not read a file it depends on: {}",
                                                described.status().message()));
   Track(module, component);
-  if (!readable) return;
+  if (!readable) return true;
   if (component->source) {
     std::lock_guard lock(State().mutex);
     State().string_modules[std::make_pair(session, component->path)] = component->digest;
   }
   for (HookListener* listener : State().listeners)
     Notify(listener, [&](HookListener& it) { it.OnModuleLoaded(component, contents); });
+  return true;
 }
 
 // ---- IComponentType hooks ----
@@ -445,13 +446,154 @@ SlangResult SLANG_MCALL HookFindAndCheckEntryPoint(IModule* self, const char* na
   return result;
 }
 
+// ---- Modules served from IR ----
+
+// The module of `session` named `name`, if Slang has one.
+IModule* LoadedModuleNamed(ISession* session, const std::string& name) {
+  for (SlangInt i = 0; i < session->getLoadedModuleCount(); ++i) {
+    IModule* module = session->getLoadedModule(i);
+    if (module && module->getName() && name == module->getName()) return module;
+  }
+  return nullptr;
+}
+
+// The content digest of a module Slang holds, describing it first if the
+// hooks never saw it (Slang loaded it for an import).
+std::optional<Digest> LoadedModuleDigest(IModule* module) {
+  {
+    std::lock_guard lock(State().mutex);
+    if (auto it = State().components.find(module); it != State().components.end())
+      return it->second->keyable ? std::optional<Digest>(it->second->digest) : std::nullopt;
+  }
+  DescribeModule(module, nullptr, nullptr, std::nullopt);
+  const ComponentPtr described = Lookup(module);
+  return described->keyable ? std::optional<Digest>(described->digest) : std::nullopt;
+}
+
+// Loads `plan`'s modules from IR, skipping those Slang already holds with
+// the same content; the last is the requested module. Fails, leaving the
+// modules loaded so far (content-checked, as the plan requires), when a
+// module is loaded with other content or Slang rejects the IR.
+absl::StatusOr<IModule*> LoadPlan(ISession* session, const std::vector<ModuleFromIr>& plan) {
+  IModule* last = nullptr;
+  for (const ModuleFromIr& step : plan) {
+    if (IModule* loaded = LoadedModuleNamed(session, step.name)) {
+      if (LoadedModuleDigest(loaded) != step.description->digest) {
+        return absl::FailedPreconditionError(fmt::format(
+            "the session already holds a module '{}' with other content", step.name));
+      }
+      last = loaded;
+      continue;
+    }
+    ISlangBlob* ir = NewBorrowedBlob(step.ir, step.ir_size);
+    ISlangBlob* diagnostics = nullptr;
+    IModule* module = session->loadModuleFromIRBlob(
+        step.name.c_str(), step.path.empty() ? nullptr : step.path.c_str(), ir, &diagnostics);
+    ir->release();
+    const std::string said = BlobToString(diagnostics);
+    if (diagnostics) diagnostics->release();
+    if (!module) {
+      return absl::InternalError(
+          fmt::format("Slang could not load module '{}' from its IR: {}", step.name, said));
+    }
+    PatchModule(module);
+    Track(module, step.description);
+    Count(&KernelCounts::modules_served);
+    Log("module {} served from IR ({} bytes)", step.name, step.ir_size);
+    {
+      std::lock_guard lock(State().mutex);
+      if (step.description->source)
+        State().string_modules[std::make_pair(static_cast<const void*>(session),
+                                              step.description->path)] =
+            step.description->digest;
+    }
+    for (HookListener* listener : State().listeners)
+      Notify(listener, [&](HookListener& it) { it.OnModuleLoaded(step.description, step.files); });
+    last = module;
+  }
+  return last;
+}
+
+// What became of a module request before Slang's front end.
+struct ModuleServing {
+  enum Outcome { kLoadFromSource, kServed, kRefused } outcome = kLoadFromSource;
+  IModule* module = nullptr;  // kServed
+  // kLoadFromSource: why not served, reported if the source load makes a
+  // module (a request for a module Slang holds already is no miss).
+  HookListener* listener = nullptr;
+  std::string why;
+};
+
+// Asks the listeners whether `request` can be served from IR, and does it.
+ModuleServing ServeModule(ISession* session, ModuleLoadRequest& request,
+                          ISlangBlob** diagnostics) {
+  ModuleServing serving;
+  {
+    std::lock_guard lock(State().mutex);
+    auto it = State().sessions.find(session);
+    if (it == State().sessions.end()) return serving;
+    request.session = it->second;
+    request.toolchain = State().toolchain;
+  }
+  ModuleFileReader reader;
+  reader.file = [session](const std::string& path) { return SessionFile(session, path); };
+  reader.string_module = [session](const std::string& path) {
+    return StringModuleDigest(session, path);
+  };
+  for (HookListener* listener : State().listeners) {
+    std::vector<ModuleFromIr> plan;
+    std::string why;
+    ModuleDecision decision = ModuleDecision::kPass;
+    Notify(listener,
+           [&](HookListener& it) { decision = it.DecideModule(request, reader, &plan, &why); });
+    switch (decision) {
+      case ModuleDecision::kPass:
+        if (!plan.empty()) {
+          if (absl::StatusOr<IModule*> imports = LoadPlan(session, plan); !imports.ok())
+            Log("imports of module {} not served: {}", request.Label(), imports.status().message());
+        }
+        if (!why.empty() && !serving.listener)
+          serving = {ModuleServing::kLoadFromSource, nullptr, listener, why};
+        continue;
+      case ModuleDecision::kRefuse:
+        // Asking again for a module Slang holds is no load.
+        if (!request.text && LoadedModuleNamed(session, request.requested_name)) return {};
+        Count(&KernelCounts::modules_refused);
+        if (diagnostics) *diagnostics = NewOwnedBlob(why + "\n");
+        return {ModuleServing::kRefused, nullptr, listener, why};
+      case ModuleDecision::kServe: {
+        absl::StatusOr<IModule*> loaded = LoadPlan(session, plan);
+        if (loaded.ok() && *loaded) return {ModuleServing::kServed, *loaded, listener, ""};
+        return {ModuleServing::kLoadFromSource, nullptr, listener,
+                loaded.ok() ? "the plan was empty" : std::string(loaded.status().message())};
+      }
+    }
+  }
+  return serving;
+}
+
+// After a load from source that `serving` did not serve.
+void ReportNotServed(const ModuleServing& serving, const ModuleLoadRequest& request,
+                     bool loaded_new_module) {
+  if (!loaded_new_module) return;
+  Count(&KernelCounts::modules_compiled);
+  if (!serving.listener || serving.why.empty()) return;
+  Log("module {} loaded from source: {}", request.Label(), serving.why);
+  Notify(serving.listener, [&](HookListener& it) { it.OnModuleNotServed(request, serving.why); });
+}
+
 // ---- ISession hooks ----
 
 IModule* SLANG_MCALL HookLoadModule(ISession* self, const char* name, ISlangBlob** diagnostics) {
   auto original =
       Original<IModule*(SLANG_MCALL*)(ISession*, const char*, ISlangBlob**)>(self, kLoadModule);
+  ModuleLoadRequest request;
+  request.requested_name = name ? name : "";
+  const ModuleServing serving = ServeModule(self, request, diagnostics);
+  if (serving.outcome == ModuleServing::kServed) return serving.module;
+  if (serving.outcome == ModuleServing::kRefused) return nullptr;
   IModule* module = original(self, name, diagnostics);
-  DescribeModule(module, name, nullptr, std::nullopt);
+  ReportNotServed(serving, request, DescribeModule(module, name, nullptr, std::nullopt));
   return module;
 }
 
@@ -460,9 +602,8 @@ IModule* SLANG_MCALL HookLoadModuleFromSource(ISession* self, const char* name, 
   auto original = Original<IModule*(SLANG_MCALL*)(ISession*, const char*, const char*, ISlangBlob*,
                                                   ISlangBlob**)>(self, kLoadModuleFromSource);
   IModule* module = original(self, name, path, source, diagnostics);
-  if (module && source) {
-    DescribeModule(module, name, path, BlobToString(source));
-  }
+  if (module && source && DescribeModule(module, name, path, BlobToString(source)))
+    Count(&KernelCounts::modules_compiled);  // not served: sgl loads modules by name or text
   return module;
 }
 
@@ -471,8 +612,16 @@ IModule* SLANG_MCALL HookLoadModuleFromSourceString(ISession* self, const char* 
                                                     ISlangBlob** diagnostics) {
   auto original = Original<IModule*(SLANG_MCALL*)(ISession*, const char*, const char*, const char*,
                                                   ISlangBlob**)>(self, kLoadModuleFromSourceString);
+  ModuleLoadRequest request;
+  request.name = name ? name : "";
+  request.path = path ? path : "";
+  if (text) request.text = std::string_view(text);
+  const ModuleServing serving = ServeModule(self, request, diagnostics);
+  if (serving.outcome == ModuleServing::kServed) return serving.module;
+  if (serving.outcome == ModuleServing::kRefused) return nullptr;
   IModule* module = original(self, name, path, text, diagnostics);
-  if (module && text) DescribeModule(module, name, path, std::string(text));
+  ReportNotServed(serving, request,
+                  module && text && DescribeModule(module, name, path, std::string(text)));
   return module;
 }
 

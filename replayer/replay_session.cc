@@ -7,19 +7,10 @@
 #include "common/replace_all.h"
 #include "fmt/format.h"
 #include "interpose/blobs.h"
+#include "interpose/module_keys.h"
 
 namespace spreplay {
 namespace {
-
-// Slang names a module loaded from a string without a path by the SHA-1 of
-// its text, in lowercase hex (Linkage::loadModuleFromBlob). Passing that name
-// back as a path would make Slang probe the disk for it; passing no path
-// makes Slang derive the same name again.
-bool IsPseudoPath(const std::string& path) {
-  return path.size() == 40 && std::all_of(path.begin(), path.end(), [](char c) {
-           return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
-         });
-}
 
 // Where the slangpy whose Slang this process runs is installed: the
 // directory of the library that defines slang_createGlobalSession2.
@@ -104,6 +95,34 @@ std::optional<Digest> ReplaySession::DependencyDigest(const std::string& path) {
   return digest;
 }
 
+absl::StatusOr<ComponentPtr> ReplaySession::Describe(slang::IModule* module) {
+  if (auto it = adopted_.find(module); it != adopted_.end()) return it->second;
+  auto request = requests_.find(module);
+  return DescribeLoadedModule(
+      module, request == requests_.end() ? ModuleRequest{} : request->second,
+      [this](const std::string& path) -> absl::StatusOr<Digest> {
+        if (std::optional<Digest> digest = DependencyDigest(path)) return *digest;
+        return absl::NotFoundError("the replay cannot account for it");
+      });
+}
+
+absl::StatusOr<slang::IModule*> ReplaySession::LoadFromIr(const ComponentPtr& recorded,
+                                                          std::string_view ir) {
+  auto blob = ComPtr<ISlangBlob>::Adopt(NewBorrowedBlob(ir.data(), ir.size()));
+  ComPtr<ISlangBlob> diagnostics;
+  slang::IModule* module = session_->loadModuleFromIRBlob(
+      recorded->name.c_str(), recorded->path.empty() ? nullptr : recorded->path.c_str(), blob.get(),
+      diagnostics.WriteRef());
+  if (!module) {
+    return absl::InvalidArgumentError(fmt::format("Slang could not load module '{}' from IR:\n{}",
+                                                  recorded->name,
+                                                  BlobToString(diagnostics.get())));
+  }
+  adopted_[module] = recorded;
+  if (recorded->source) string_modules_.insert_or_assign(recorded->path, recorded->digest);
+  return module;
+}
+
 absl::StatusOr<LoadedModule> ReplaySession::LoadModule(const Component& recorded) {
   ModuleRequest request;
   ComPtr<ISlangBlob> blob;
@@ -122,6 +141,7 @@ absl::StatusOr<LoadedModule> ReplaySession::LoadModule(const Component& recorded
     return absl::InvalidArgumentError(fmt::format("Slang failed to load module '{}':\n{}",
                                                   recorded.name, BlobToString(blob.get())));
   }
+  if (auto it = adopted_.find(module); it != adopted_.end()) return LoadedModule{module, it->second};
   const ModuleRequest& first = requests_.try_emplace(module, std::move(request)).first->second;
   absl::StatusOr<ComponentPtr> description = DescribeLoadedModule(
       module, first, [this](const std::string& path) -> absl::StatusOr<Digest> {

@@ -49,6 +49,15 @@ class ReplaySession {
   // pseudo path, or a file of the snapshot.
   std::optional<Digest> DependencyDigest(const std::string& path);
 
+  // Describes any module the session holds: as first requested, or, for one
+  // Slang loaded for an import, as the hooks would describe it unrequested.
+  absl::StatusOr<ComponentPtr> Describe(slang::IModule* module);
+
+  // Loads `recorded` from its serialized IR under its recorded name and path,
+  // and answers later requests for it with `recorded` as its description.
+  // `ir` must outlive the session.
+  absl::StatusOr<slang::IModule*> LoadFromIr(const ComponentPtr& recorded, std::string_view ir);
+
   // Set once the session's state may differ from a fresh session's in a way
   // no digest shows (see Replayer); a spent session is not reused.
   void MarkSpent() { spent_ = true; }
@@ -66,6 +75,8 @@ class ReplaySession {
   // Modules loaded from strings, by the pseudo path Slang named them with.
   absl::flat_hash_map<std::string, Digest> string_modules_;
   absl::flat_hash_map<std::string, Digest> file_digests_;
+  // Modules loaded from IR, described as recorded.
+  absl::flat_hash_map<slang::IModule*, ComponentPtr> adopted_;
   bool spent_ = false;
 };
 

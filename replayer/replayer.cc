@@ -40,21 +40,28 @@ absl::Status CheckReplayable(const ComponentPtr& program) {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<Replayer>> Replayer::Create(ReplayerOptions options) {
-  if (options.nvrtc_directory.empty())
-    options.nvrtc_directory = DefaultNvrtcDirectory().value_or("");
-  std::unique_ptr<Replayer> replayer(new Replayer(std::move(options)));
+absl::StatusOr<ComPtr<slang::IGlobalSession>> CreateGlobalSession(const ReplayerOptions& options) {
+  ComPtr<slang::IGlobalSession> global_session;
   SlangGlobalSessionDesc desc = {};  // sgl creates its global session with the defaults too
-  if (SLANG_FAILED(slang_createGlobalSession2(&desc, replayer->global_session_.WriteRef())) ||
-      !replayer->global_session_) {
+  if (SLANG_FAILED(slang_createGlobalSession2(&desc, global_session.WriteRef())) ||
+      !global_session) {
     return absl::InternalError("cannot create a Slang global session");
   }
-  if (!replayer->options_.nvrtc_directory.empty()) {
-    if (absl::Status status =
-            UseNvrtc(replayer->global_session_.get(), replayer->options_.nvrtc_directory);
-        !status.ok())
+  const std::string nvrtc_directory = options.nvrtc_directory.empty()
+                                          ? DefaultNvrtcDirectory().value_or("")
+                                          : options.nvrtc_directory;
+  if (!nvrtc_directory.empty()) {
+    if (absl::Status status = UseNvrtc(global_session.get(), nvrtc_directory); !status.ok())
       return status;
   }
+  return global_session;
+}
+
+absl::StatusOr<std::unique_ptr<Replayer>> Replayer::Create(ReplayerOptions options) {
+  absl::StatusOr<ComPtr<slang::IGlobalSession>> global_session = CreateGlobalSession(options);
+  if (!global_session.ok()) return global_session.status();
+  std::unique_ptr<Replayer> replayer(new Replayer(std::move(options)));
+  replayer->global_session_ = *std::move(global_session);
   return replayer;
 }
 

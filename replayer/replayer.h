@@ -49,6 +49,10 @@ struct ReplayedKernel {
 // Needs no global session.
 std::string SlangBuildTag();
 
+// A global session as sgl creates one, with NVRTC from `options` (or where
+// DefaultNvrtcDirectory finds it).
+absl::StatusOr<ComPtr<slang::IGlobalSession>> CreateGlobalSession(const ReplayerOptions& options);
+
 class Replayer {
  public:
   static absl::StatusOr<std::unique_ptr<Replayer>> Create(ReplayerOptions options = {});

@@ -47,6 +47,7 @@ class ArchiveKernels final : public HookListener {
 
   std::vector<MissRecord> misses() const;
   const std::string& path() const { return archive_.source_name(); }
+  const Archive& archive() const { return archive_; }
   size_t kernel_count() const { return archive_.kernel_count(); }
   // Set when the whole archive cannot serve this process (another toolchain).
   std::string disabled_reason() const;

@@ -9,6 +9,7 @@
 #include "interpose/slang_hooks.h"
 #include "recorder/trace_recorder.h"
 #include "runtime/archive_kernels.h"
+#include "runtime/archive_modules.h"
 #include "runtime/kernel_table.h"
 
 namespace spreplay {
@@ -21,6 +22,7 @@ struct NativeState {
   spreplay_compile_callback compile_callback = nullptr;
   std::unique_ptr<TraceRecorder> recorder;
   std::unique_ptr<ArchiveKernels> archive;
+  std::unique_ptr<ArchiveModules> modules;
   std::unique_ptr<HookListener> refuse_all;
   bool configured = false;
 };
@@ -85,6 +87,9 @@ size_t SummaryJson(char* buffer, size_t size) {
   json.Key("compiled").Uint(counts.compiled);
   json.Key("notKeyable").Uint(counts.not_keyable);
   json.Key("refused").Uint(counts.refused);
+  json.Key("modulesServed").Uint(counts.modules_served);
+  json.Key("modulesCompiled").Uint(counts.modules_compiled);
+  json.Key("modulesRefused").Uint(counts.modules_refused);
   if (const auto& archive = Native().archive) {
     json.Key("archive").String(archive->path());
     json.Key("archiveKernels").Uint(archive->kernel_count());
@@ -98,6 +103,18 @@ size_t SummaryJson(char* buffer, size_t size) {
           .String(miss.reason)
           .Key("refused")
           .Bool(miss.refused)
+          .EndObject();
+    json.EndArray();
+  }
+  if (const auto& modules = Native().modules) {
+    json.Key("archiveModules").Uint(modules->module_count());
+    json.Key("moduleMisses").BeginArray();
+    for (const MissRecord& miss : modules->misses())
+      json.BeginObject()
+          .Key("module")
+          .String(miss.call_site)
+          .Key("reason")
+          .String(miss.reason)
           .EndObject();
     json.EndArray();
   }
@@ -176,7 +193,7 @@ int spreplay_record_json(const char* record_kind, const char* json) {
   });
 }
 
-int spreplay_serve_archive(const char* path, int strict) {
+int spreplay_serve_archive(const char* path, int strict, int strict_modules) {
   return spreplay::Guarded([&]() -> int {
     if (Native().archive)
       return spreplay::Fail(absl::FailedPreconditionError("already serving an archive"));
@@ -185,7 +202,10 @@ int spreplay_serve_archive(const char* path, int strict) {
     auto archive = spreplay::ArchiveKernels::Open(path ? path : "", options);
     if (!archive.ok()) return spreplay::Fail(archive.status());
     Native().archive = *std::move(archive);
+    Native().modules = std::make_unique<spreplay::ArchiveModules>(Native().archive->archive(),
+                                                                  strict_modules != 0);
     spreplay::AddHookListener(Native().archive.get());
+    spreplay::AddHookListener(Native().modules.get());
     return 0;
   });
 }

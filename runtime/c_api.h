@@ -34,9 +34,10 @@ typedef void (*spreplay_compile_callback)(const char* key_hex, const char* entry
                                           const void* code, size_t size, double seconds);
 SPREPLAY_API void spreplay_on_compile(spreplay_compile_callback callback);
 
-// Serves kernels from the archive at `path`. With `strict`, a kernel that is
-// not in the archive fails instead of compiling.
-SPREPLAY_API int spreplay_serve_archive(const char* path, int strict);
+// Serves kernels, and Slang modules as IR, from the archive at `path`. With
+// `strict`, a kernel that is not in the archive fails instead of compiling;
+// with `strict_modules`, so does a module that would load from source.
+SPREPLAY_API int spreplay_serve_archive(const char* path, int strict, int strict_modules);
 
 // Fails every kernel request with `reason`: strict mode with an archive that
 // cannot be used at all.

@@ -45,6 +45,87 @@ struct ArchiveIndex {
   sessions @6 :List(SessionSettings);
   # The keyed settings of every session the kernels were compiled in, one per `sessionDigest`,
   # so that a miss caused by another setting can name it.
+
+  modules @7 :List(ModuleEntry);
+  # Slang modules serialized as IR (IModule::serialize), each proven at compile time to give
+  # every recorded kernel that uses it byte-identical PTX. The runtime loads them in place of
+  # Slang's front end. In no particular order: the runtime indexes them at open time.
+
+  unservedModules @8 :List(UnservedModule);
+  # Recorded modules compile could not archive as IR, with why, for the runtime's messages.
+}
+
+struct ModuleEntry {
+  key @0 :Data;
+  # 32-byte content key: toolchain, session content digest and the module's content digest
+  # (the `Component` digest kernel keys are built from). Imports name modules by it.
+
+  sessionDigest @1 :Data;
+  # The content digest of the session configuration the module was loaded in.
+
+  name @2 :Text;
+  # The module's name in Slang, which the IR must be loaded under: imports and mangled names
+  # refer to it.
+
+  requestedName @3 :Text;
+  # What ISession::loadModule was asked for; empty for a module only ever imported, or loaded
+  # from a string.
+
+  sourceLookup @4 :Data;
+  # A module loaded from a string: SHA-256 over toolchain, session digest, name, path and the
+  # text exactly as Slang received it, which the runtime computes before the load. Empty for
+  # a file module.
+
+  path @5 :Text;
+  # A module loaded from a string: the path Slang gave it (the SHA-1 of its text, when the
+  # caller passed none). Empty for a file module (see `filePath`).
+
+  files @6 :List(ModuleFile);
+  # Every file the module depends on (its own first), which must hold the same bytes locally.
+
+  imports @7 :List(Data);
+  # Keys of the modules this one imports, directly or not, in the order they must be loaded.
+
+  blob @8 :Blob;
+  # The serialized module (kind `slangModule`).
+
+  filePath @9 :ModuleFile;
+  # A file module: the path Slang found it under, which may name a file of `files` through a
+  # symbolic link (its digest is unset).
+
+  contentDigest @10 :Data;
+  # The module's content digest (part of `key`), which the runtime's description of the loaded
+  # module must reproduce.
+}
+
+struct ModuleFile {
+  digest @0 :Data;
+  # 32-byte SHA-256 of the file's bytes.
+
+  root @1 :PathRoot;
+  rootIndex @2 :UInt32;
+  # Which search path, for `root` = searchPath, counted from the last one Slang searches (slangpy
+  # puts its module cache's directories ahead of the others).
+
+  relativePath @3 :Text;
+  # The path below the root; the absolute recorded path for `root` = absolute.
+}
+
+enum PathRoot {
+  absolute @0;
+  # Not below any root: looked up where it was recorded.
+  slangpy @1;
+  # Below the directory of the slangpy installation.
+  searchPath @2;
+  # Below one of the session's search paths (include paths), by index.
+  workingDirectory @3;
+  # Below the working directory of the recording process.
+}
+
+struct UnservedModule {
+  sessionDigest @0 :Data;
+  name @1 :Text;
+  reason @2 :Text;
 }
 
 struct SessionSettings {
@@ -158,6 +239,9 @@ enum BlobKind {
 
   cubin @3;
   # An ELF cubin holding SASS for one arch.
+
+  slangModule @4;
+  # A Slang module serialized by IModule::serialize, for ISession::loadModuleFromIRBlob.
 }
 
 struct Blob {

@@ -56,7 +56,7 @@ class Native:
         core.spreplay_record_open.restype = ctypes.c_int
         core.spreplay_record_json.argtypes = [ctypes.c_char_p, ctypes.c_char_p]
         core.spreplay_record_json.restype = ctypes.c_int
-        core.spreplay_serve_archive.argtypes = [ctypes.c_char_p, ctypes.c_int]
+        core.spreplay_serve_archive.argtypes = [ctypes.c_char_p, ctypes.c_int, ctypes.c_int]
         core.spreplay_serve_archive.restype = ctypes.c_int
         core.spreplay_refuse_all.argtypes = [ctypes.c_char_p]
         core.spreplay_refuse_all.restype = None
@@ -81,8 +81,8 @@ class Native:
     def on_compile(self, callback: CompileCallback) -> None:
         self.core.spreplay_on_compile(callback)
 
-    def serve_archive(self, path: str, strict: bool) -> None:
-        self._check(self.core.spreplay_serve_archive(path.encode(), int(strict)))
+    def serve_archive(self, path: str, strict: bool, strict_modules: bool = False) -> None:
+        self._check(self.core.spreplay_serve_archive(path.encode(), int(strict), int(strict_modules)))
 
     def refuse_all(self, reason: str) -> None:
         self.core.spreplay_refuse_all(reason.encode())

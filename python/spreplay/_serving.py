@@ -12,6 +12,7 @@ from ._native import Native, NativeError
 from ._slangpy_patches import call_site_hub
 
 STRICT = "SLANGPY_KERNELS_STRICT"
+STRICT_MODULES = "SLANGPY_KERNELS_STRICT_MODULES"
 SUMMARY = "SLANGPY_KERNELS_SUMMARY"
 
 
@@ -31,18 +32,27 @@ def format_summary(summary: dict) -> str:
     )
     if summary["refused"]:
         text += f", {summary['refused']} refused"
+    text += (
+        f"; {summary.get('modulesServed', 0)} module(s) served as IR, "
+        f"{summary.get('modulesCompiled', 0)} loaded from source"
+    )
+    if summary.get("modulesRefused"):
+        text += f", {summary['modulesRefused']} refused"
     for miss in summary.get("misses", []):
         outcome = "refused" if miss.get("refused") else "compiled"
         text += f"\n  {outcome} {miss['callSite']}: {miss['reason']}"
+    for miss in summary.get("moduleMisses", []):
+        text += f"\n  loaded from source {miss['module']}: {miss['reason']}"
     return text
 
 
 def start_serving(archive_path: str, verbose: bool) -> Native:
     native = _hooks.install(verbose=verbose)
     strict = switch_is_on(STRICT)
+    strict_modules = switch_is_on(STRICT_MODULES)
     path = os.path.abspath(archive_path)
     try:
-        native.serve_archive(path, strict)
+        native.serve_archive(path, strict, strict_modules)
     except NativeError as error:
         message = f"spreplay: cannot serve kernels from {archive_path}: {error}"
         if strict:

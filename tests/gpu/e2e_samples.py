@@ -5,11 +5,16 @@ Per sample, each step in a fresh process:
   record    SLANGPY_RECORD=trace                                  -> the trace
   compile   spreplay compile trace -o archive (default arches)
   served    SLANGPY_KERNELS=archive, strict, driver JIT disabled  -> outputs must be identical,
-            every kernel served, compilation reports show no Slang or downstream time
+            every kernel served, compilation reports show no Slang or downstream time;
+            every module served as IR, strict (SLANGPY_KERNELS_STRICT_MODULES), except for
+            local_modules, whose debug information IR cannot carry: none of its modules
+            may be served
   moved     the app copied to another directory and slangpy installed in another
-            place, same archive: every kernel must still be served (keys hold no paths)
+            place, same archive: every kernel and module must still be served (keys hold
+            no paths)
   stale     the moved copy with a comment added to an imported .slang file: kernels
-            that import it must miss (and compile), the rest be served; outputs identical
+            and modules that import it must miss (and compile), the rest be served;
+            outputs identical
   reordered (local_modules) its modules loaded in the other order, which renames
             slangpy's library in Slang, same archive: every kernel must be served
 Every app runs from its own folder, as its users run it.
@@ -41,6 +46,8 @@ from app_output import SERVED, TIMING, clean_environment, outputs_identical, sam
 SAMPLES = ["elementwise", "generic_mlp", "autodiff", "local_modules"]
 # Flags that load a sample's modules in another order than its default.
 REORDERED = {"local_modules": ["--noise-first"]}
+# Samples with debug information: their modules are never served as IR.
+DEBUG_INFO = {"local_modules"}
 REPORT = re.compile(r"compilation-report: entry_points=(?P<entries>\d+) compiled=(?P<compiled>\d+) "
                     r"slang_s=(?P<slang>[\d.]+) downstream_s=(?P<downstream>[\d.]+)")
 
@@ -65,6 +72,9 @@ def app_run(app: Path, out_npz: Path, env: dict[str, str], cache: str, flags: Se
                       slang_s=float(match["slang"]), downstream_s=float(match["downstream"]))
     if match := SERVED.search(proc.stderr):
         result.update(served=int(match["served"]), compiled=int(match["compiled"]))
+        if match["modules_served"] is not None:
+            result.update(modules_served=int(match["modules_served"]),
+                          modules_compiled=int(match["modules_compiled"]))
     result["warnings"] = [line for line in proc.stderr.splitlines() if line.startswith("spreplay:")][:20]
     return result
 
@@ -113,6 +123,8 @@ def check_sample(name: str, out: Path, work: Path, moved_env: dict[str, str]) ->
     result["compile"] = {"wall_s": time.perf_counter() - start, "log_tail": compiled.stderr.splitlines()[-1]}
     serve = {"SLANGPY_KERNELS": str(archive), "SLANGPY_KERNELS_STRICT": "1", "SLANGPY_KERNELS_SUMMARY": "1",
              "CUDA_DISABLE_PTX_JIT": "1"}
+    if name not in DEBUG_INFO:
+        serve["SLANGPY_KERNELS_STRICT_MODULES"] = "1"
     result["served"] = app_run(app, work / f"{name}-served.npz", serve, warm_rhi_cache({}))
     result["served"]["outputs_identical"] = outputs_identical(work / f"{name}-stock.npz", work / f"{name}-served.npz")
 
@@ -123,7 +135,8 @@ def check_sample(name: str, out: Path, work: Path, moved_env: dict[str, str]) ->
     result["moved"]["outputs_identical"] = outputs_identical(work / f"{name}-stock.npz", work / f"{name}-moved.npz")
 
     edited = stale_edit(moved_dir / name)
-    lenient = {k: v for k, v in serve.items() if k not in ("SLANGPY_KERNELS_STRICT", "CUDA_DISABLE_PTX_JIT")}
+    lenient = {k: v for k, v in serve.items()
+               if k not in ("SLANGPY_KERNELS_STRICT", "SLANGPY_KERNELS_STRICT_MODULES", "CUDA_DISABLE_PTX_JIT")}
     result["stale"] = app_run(moved_app, work / f"{name}-stale.npz", {**lenient, **moved_env}, fresh_cache())
     result["stale"]["edited"] = edited
     result["stale"]["outputs_identical"] = outputs_identical(work / f"{name}-stock.npz", work / f"{name}-stale.npz")
@@ -141,8 +154,17 @@ def check_sample(name: str, out: Path, work: Path, moved_env: dict[str, str]) ->
             and result["reordered"].get("compiled_entry_points") == 0,
             "reordered_identical": result["reordered"]["outputs_identical"],
         }
+    def modules_as_expected(step: str) -> bool:
+        r = result[step]
+        if name in DEBUG_INFO:
+            return r.get("modules_served") == 0
+        return r.get("modules_served", 0) > 0 and r.get("modules_compiled") == 0
+
     result["verdict"] = {
         "served_all": result["served"].get("served") == kernels and result["served"].get("compiled") == 0,
+        "served_modules": modules_as_expected("served"),
+        "moved_modules": modules_as_expected("moved"),
+        "stale_modules_missed": name in DEBUG_INFO or result["stale"].get("modules_compiled", 0) > 0,
         "served_no_codegen": result["served"].get("compiled_entry_points") == 0,
         "served_identical": result["served"]["outputs_identical"],
         "moved_all_served": result["moved"].get("served") == kernels and result["moved"].get("compiled") == 0,
@@ -179,7 +201,8 @@ def main() -> int:
             r = results[name][step]
             print(f"  {step:<6} setup {r.get('setup_s')} s, first pass {r.get('first_pass_s')} s, "
                   f"served {r.get('served')}, compiled {r.get('compiled')}, codegen entry points "
-                  f"{r.get('compiled_entry_points')}/{r.get('entry_points')}", flush=True)
+                  f"{r.get('compiled_entry_points')}/{r.get('entry_points')}, modules served "
+                  f"{r.get('modules_served')}, from source {r.get('modules_compiled')}", flush=True)
             for warning in r["warnings"][:4]:
                 print(f"      {warning}", flush=True)
     (args.out / "e2e.json").write_text(json.dumps(results, indent=2))

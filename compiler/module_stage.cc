@@ -1,0 +1,216 @@
+#include "compiler/module_stage.h"
+
+#include <chrono>
+#include <deque>
+#include <memory>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "common/fmt_absl.h"
+#include "common/seconds_since.h"
+#include "compiler/parallel_for.h"
+#include "compiler/ptx_comparison.h"
+#include "compiler/trace_snapshot.h"
+#include "fmt/format.h"
+#include "interpose/module_keys.h"
+#include "interpose/path_roots.h"
+#include "replayer/ir_modules.h"
+
+namespace spreplay {
+namespace {
+
+// The kernels of one recorded session configuration, which share modules.
+struct SessionGroup {
+  Digest content;
+  SessionConfig config;
+  std::string toolchain;
+  std::vector<const KernelRecord*> kernels;
+};
+
+struct GroupOutcome {
+  std::vector<std::pair<ModuleMetadata, std::string>> archived;
+  std::vector<UnservedModule> refused;
+};
+
+schema::PathRoot SchemaRoot(PathRoot root) {
+  switch (root) {
+    case PathRoot::kAbsolute:
+      return schema::PathRoot::ABSOLUTE;
+    case PathRoot::kSlangpy:
+      return schema::PathRoot::SLANGPY;
+    case PathRoot::kSearchPath:
+      return schema::PathRoot::SEARCH_PATH;
+    case PathRoot::kWorkingDirectory:
+      return schema::PathRoot::WORKING_DIRECTORY;
+  }
+  return schema::PathRoot::ABSOLUTE;
+}
+
+ArchivedModuleFile Rooted(const SessionConfig& config, const std::string& path,
+                          const Digest& digest) {
+  const RootedPath rooted = RootPath(config, path);
+  return {digest, SchemaRoot(rooted.root), rooted.index, rooted.relative};
+}
+
+ModuleMetadata MetadataOf(const SessionGroup& group, const SerializedSession& serialized,
+                          size_t index) {
+  const Component& module = *serialized.modules[index].description;
+  ModuleMetadata metadata;
+  metadata.key = IrModuleKey(group.toolchain, group.content, module);
+  metadata.content_digest = module.digest;
+  metadata.session_digest = group.content;
+  metadata.name = module.name;
+  metadata.requested_name = module.requested_name;
+  if (module.source) {
+    metadata.path = module.path;
+    metadata.source_lookup =
+        SourceModuleLookup(group.toolchain, group.content, module.name,
+                           IsPseudoPath(module.path) ? "" : module.path, *module.source);
+  } else {
+    metadata.file_path = Rooted(group.config, module.path, Digest{});
+  }
+  for (const SourceFile& file : module.dependencies)
+    metadata.files.push_back(Rooted(group.config, file.path, file.content));
+  for (size_t imported : serialized.modules[index].imports)
+    metadata.imports.push_back(
+        IrModuleKey(group.toolchain, group.content, *serialized.modules[imported].description));
+  return metadata;
+}
+
+std::string KernelLabel(const Trace& trace, const KernelRecord& record) {
+  std::vector<trace_schema::CallSite::Reader> call_sites = trace.CallSitesOf(record);
+  if (call_sites.empty()) return fmt::format("kernel {}", record.key.ToHex().substr(0, 16));
+  return fmt::format("{}.{} ({})", call_sites.front().getModule().cStr(),
+                     call_sites.front().getFunction().cStr(),
+                     CallKindName(call_sites.front().getKind()));
+}
+
+GroupOutcome ArchiveGroup(const Trace& trace, IrModuleBuilder& builder, const SessionGroup& group) {
+  std::deque<Snapshot> snapshots;  // stable addresses for RecordedProgram
+  std::vector<RecordedProgram> programs;
+  std::vector<const KernelRecord*> records;
+  for (const KernelRecord* record : group.kernels) {
+    absl::StatusOr<ComponentPtr> program = trace.FindComponent(record->program);
+    if (!program.ok()) continue;
+    absl::StatusOr<Snapshot> snapshot = SnapshotFor(trace, *program);
+    if (!snapshot.ok()) continue;
+    snapshots.push_back(*std::move(snapshot));
+    programs.push_back({*program, &snapshots.back(), record->entry_point_index,
+                        record->target_index});
+    records.push_back(record);
+  }
+  const SerializedSession serialized = builder.Serialize(group.config, programs);
+  const std::vector<absl::StatusOr<std::string>> codes =
+      builder.RebuildFromIr(group.config, programs, serialized);
+
+  // A module is archived only if every kernel built with it was rebuilt
+  // from IR exactly, and so were its imports.
+  absl::flat_hash_map<size_t, std::string> refusals;
+  absl::flat_hash_set<size_t> used;
+  absl::flat_hash_map<Digest, size_t> by_digest;
+  for (size_t i = 0; i < serialized.modules.size(); ++i)
+    by_digest.try_emplace(serialized.modules[i].description->digest, i);
+  for (size_t p = 0; p < programs.size(); ++p) {
+    std::string failure;
+    if (!codes[p].ok()) {
+      failure = std::string(codes[p].status().message());
+    } else {
+      failure = DescribePtxDifference(records[p]->code, *codes[p]);
+    }
+    const std::string reason =
+        failure.empty() ? ""
+                        : fmt::format("{} rebuilt over IR: {}", KernelLabel(trace, *records[p]),
+                                      failure.substr(0, failure.find('\n')));
+    std::vector<size_t> modules;
+    if (serialized.uses[p].ok()) {
+      modules = *serialized.uses[p];
+    } else {
+      ForEachDistinctNode(programs[p].program, [&](const Component& node) {
+        if (auto it = by_digest.find(node.digest);
+            node.kind == Component::Kind::kModule && it != by_digest.end())
+          modules.push_back(it->second);
+      });
+    }
+    for (size_t module : modules) {
+      used.insert(module);
+      if (!reason.empty()) refusals.try_emplace(module, reason);
+    }
+  }
+  GroupOutcome outcome;
+  std::vector<bool> archived(serialized.modules.size(), false);
+  for (size_t i = 0; i < serialized.modules.size(); ++i) {
+    if (!used.contains(i)) continue;
+    const SerializedModule& module = serialized.modules[i];
+    auto refusal = refusals.find(i);
+    for (size_t imported : module.imports) {
+      if (refusal == refusals.end() && !archived[imported]) {
+        refusal = refusals
+                      .try_emplace(i, fmt::format("it imports '{}', which is not archived",
+                                                  serialized.modules[imported].description->name))
+                      .first;
+      }
+    }
+    if (refusal != refusals.end()) {
+      outcome.refused.push_back({group.content, module.description->name, refusal->second});
+      continue;
+    }
+    archived[i] = true;
+    outcome.archived.emplace_back(MetadataOf(group, serialized, i), module.ir);
+  }
+  return outcome;
+}
+
+}  // namespace
+
+ModuleStageReport ArchiveModules(const Trace& trace, const std::vector<const KernelRecord*>& kernels,
+                                 size_t workers, ArchiveWriter& writer,
+                                 const std::function<void(const std::string&)>& progress) {
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<SessionGroup> groups;
+  absl::flat_hash_map<Digest, size_t> group_of;
+  for (const KernelRecord* record : kernels) {
+    auto [it, inserted] = group_of.try_emplace(record->session_location, groups.size());
+    if (inserted) {
+      absl::StatusOr<SessionConfig> config = trace.FindSession(record->session_location);
+      if (!config.ok()) {
+        group_of.erase(it);
+        continue;
+      }
+      groups.push_back({record->session, *std::move(config), record->toolchain, {}});
+    }
+    groups[it->second].kernels.push_back(record);
+  }
+  std::vector<GroupOutcome> outcomes(groups.size());
+  std::vector<std::unique_ptr<IrModuleBuilder>> builders(workers);
+  ParallelFor(groups.size(), workers, [&](size_t item, size_t worker) {
+    if (!builders[worker]) {
+      absl::StatusOr<std::unique_ptr<IrModuleBuilder>> builder = IrModuleBuilder::Create();
+      if (!builder.ok()) {
+        outcomes[item].refused.push_back(
+            {groups[item].content, "*", std::string(builder.status().message())});
+        return;
+      }
+      builders[worker] = *std::move(builder);
+    }
+    outcomes[item] = ArchiveGroup(trace, *builders[worker], groups[item]);
+  });
+  builders.clear();
+
+  ModuleStageReport report;
+  for (GroupOutcome& outcome : outcomes) {
+    for (auto& [metadata, ir] : outcome.archived) {
+      report.ir_bytes += ir.size();
+      ++report.archived;
+      writer.AddModule(std::move(metadata), std::move(ir));
+    }
+    for (UnservedModule& refused : outcome.refused) {
+      if (progress) progress(fmt::format("module '{}' not archived as IR: {}", refused.name, refused.reason));
+      ++report.refused;
+      writer.AddUnservedModule(std::move(refused));
+    }
+  }
+  report.seconds = SecondsSince(start);
+  return report;
+}
+
+}  // namespace spreplay

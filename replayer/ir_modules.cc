@@ -1,0 +1,228 @@
+#include "replayer/ir_modules.h"
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/btree_set.h"
+#include "absl/container/flat_hash_set.h"
+#include "fmt/format.h"
+#include "interpose/blobs.h"
+#include "replayer/dependency_check.h"
+#include "replayer/load_order.h"
+#include "replayer/path_aliases.h"
+#include "replayer/program_builder.h"
+#include "replayer/recorded_working_directory.h"
+#include "replayer/replay_session.h"
+#include "replayer/tree_diff.h"
+
+namespace spreplay {
+namespace {
+
+// Loads `recorded`'s modules the way the app did (or finds them loaded, from
+// source or from IR) and builds it, checking it has the recorded content.
+absl::StatusOr<BuiltComponent> BuildProgram(ReplaySession& session,
+                                            const RecordedProgram& recorded) {
+  if (absl::Status status = session.Admit(*recorded.snapshot); !status.ok()) return status;
+  if (absl::Status status = AddDirectoryAliases(recorded.program, session.files()); !status.ok())
+    return status;
+  absl::StatusOr<std::vector<ComponentPtr>> modules = ModuleLoadOrder(
+      recorded.program, recorded.snapshot->string_modules, [&](const Component& module) {
+        if (module.source) return module.path;
+        return session.files().Canonical(module.path).value_or(module.path);
+      });
+  if (!modules.ok()) return modules.status();
+  if (absl::Status status = CheckDependencies(*modules, session); !status.ok()) return status;
+  ProgramBuilder builder(session);
+  if (absl::Status status = builder.LoadModules(*modules); !status.ok()) return status;
+  absl::StatusOr<BuiltComponent> built = builder.Build(recorded.program);
+  if (!built.ok()) return built.status();
+  if (absl::Status status = CheckSameContent(recorded.program, built->description); !status.ok())
+    return status;
+  return built;
+}
+
+// The layout slangpy and slang-rhi bind arguments with, as Slang writes it.
+absl::StatusOr<std::string> LayoutJson(slang::IComponentType* program) {
+  ComPtr<ISlangBlob> diagnostics;
+  slang::ProgramLayout* layout = program->getLayout(0, diagnostics.WriteRef());
+  ComPtr<ISlangBlob> json;
+  if (!layout || SLANG_FAILED(layout->toJson(json.WriteRef())) || !json) {
+    return absl::InternalError(
+        fmt::format("Slang has no layout for the program: {}", BlobToString(diagnostics.get())));
+  }
+  return BlobToString(json.get());
+}
+
+bool HasTypeConformance(const ComponentPtr& program) {
+  bool found = false;
+  ForEachDistinctNode(program, [&](const Component& node) {
+    found = found || node.kind == Component::Kind::kTypeConformance;
+  });
+  return found;
+}
+
+// Where the other modules' dependency lists name `module`.
+const std::string& Identity(const Component& module) { return module.path; }
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<IrModuleBuilder>> IrModuleBuilder::Create(ReplayerOptions options) {
+  absl::StatusOr<ComPtr<slang::IGlobalSession>> global_session = CreateGlobalSession(options);
+  if (!global_session.ok()) return global_session.status();
+  return std::unique_ptr<IrModuleBuilder>(new IrModuleBuilder(*std::move(global_session)));
+}
+
+SerializedSession IrModuleBuilder::Serialize(const SessionConfig& config,
+                                             const std::vector<RecordedProgram>& programs) {
+  SerializedSession result;
+  absl::StatusOr<std::unique_ptr<ReplaySession>> session =
+      ReplaySession::Create(global_session_.get(), config);
+  if (!session.ok()) {
+    result.uses.assign(programs.size(), session.status());
+    result.layouts.resize(programs.size());
+    return result;
+  }
+  const RecordedWorkingDirectory working_directory((*session)->working_directory());
+  std::vector<absl::StatusOr<BuiltComponent>> built;
+  for (const RecordedProgram& program : programs) {
+    built.push_back(BuildProgram(**session, program));
+    absl::StatusOr<std::string> layout =
+        built.back().ok() ? LayoutJson(built.back()->object.get()) : built.back().status();
+    if (!layout.ok()) built.back() = layout.status();
+    result.layouts.push_back(layout.ok() ? *std::move(layout) : "");
+  }
+
+  slang::ISession* slang_session = (*session)->session();
+  absl::flat_hash_map<Digest, size_t> by_digest;
+  absl::flat_hash_map<std::string, size_t> by_identity;
+  absl::flat_hash_map<size_t, std::string> unserializable;
+  for (SlangInt i = 0; i < slang_session->getLoadedModuleCount(); ++i) {
+    slang::IModule* module = slang_session->getLoadedModule(i);
+    SerializedModule serialized;
+    absl::StatusOr<ComponentPtr> description = (*session)->Describe(module);
+    ComPtr<ISlangBlob> ir;
+    const size_t index = result.modules.size();
+    if (!description.ok()) {
+      unserializable[index] = std::string(description.status().message());
+      serialized.description = Component::Opaque("undescribable");
+    } else {
+      serialized.description = *description;
+      if (SLANG_FAILED(module->serialize(ir.WriteRef())) || !ir) {
+        unserializable[index] = fmt::format("Slang could not serialize module '{}'",
+                                            module->getName() ? module->getName() : "");
+      } else {
+        serialized.ir = BlobToString(ir.get());
+      }
+      by_digest.try_emplace(serialized.description->digest, index);
+      by_identity.try_emplace(Identity(*serialized.description), index);
+    }
+    result.modules.push_back(std::move(serialized));
+  }
+  // A module's dependencies list the files (or pseudo paths) of the modules
+  // it imports, which were loaded before it.
+  for (size_t i = 0; i < result.modules.size(); ++i) {
+    for (const SourceFile& file : result.modules[i].description->dependencies) {
+      auto imported = by_identity.find(file.path);
+      if (imported != by_identity.end() && imported->second < i)
+        result.modules[i].imports.push_back(imported->second);
+    }
+    std::sort(result.modules[i].imports.begin(), result.modules[i].imports.end());
+  }
+
+  for (size_t p = 0; p < programs.size(); ++p) {
+    if (!built[p].ok()) {
+      result.uses.push_back(built[p].status());
+      continue;
+    }
+    absl::btree_set<size_t> used;
+    std::string missing;
+    ForEachDistinctNode(programs[p].program, [&](const Component& node) {
+      if (node.kind != Component::Kind::kModule) return;
+      auto it = by_digest.find(node.digest);
+      if (it == by_digest.end()) {
+        missing = node.name;
+        return;
+      }
+      used.insert(it->second);
+      used.insert(result.modules[it->second].imports.begin(),
+                  result.modules[it->second].imports.end());
+    });
+    if (!missing.empty()) {
+      result.uses.push_back(absl::InternalError(
+          fmt::format("module '{}' is not among the modules the session loaded", missing)));
+      continue;
+    }
+    std::string why;
+    for (size_t index : used) {
+      if (auto it = unserializable.find(index); it != unserializable.end()) why = it->second;
+    }
+    if (!why.empty()) {
+      result.uses.push_back(absl::FailedPreconditionError(why));
+      continue;
+    }
+    result.uses.push_back(std::vector<size_t>(used.begin(), used.end()));
+  }
+  return result;
+}
+
+std::vector<absl::StatusOr<std::string>> IrModuleBuilder::RebuildFromIr(
+    const SessionConfig& config, const std::vector<RecordedProgram>& programs,
+    const SerializedSession& serialized) {
+  std::vector<absl::StatusOr<std::string>> codes;
+  std::unique_ptr<ReplaySession> session;
+  absl::flat_hash_set<size_t> loaded;
+  for (size_t p = 0; p < programs.size(); ++p) {
+    const absl::StatusOr<std::vector<size_t>>& uses = serialized.uses[p];
+    if (!uses.ok()) {
+      codes.push_back(uses.status());
+      continue;
+    }
+    // Dynamic dispatch numbers witness tables from a counter in the session
+    // that nothing resets: such a program gets a session of its own.
+    if (!session || HasTypeConformance(programs[p].program)) {
+      absl::StatusOr<std::unique_ptr<ReplaySession>> fresh =
+          ReplaySession::Create(global_session_.get(), config);
+      if (!fresh.ok()) {
+        codes.push_back(fresh.status());
+        continue;
+      }
+      session = *std::move(fresh);
+      loaded.clear();
+    }
+    const RecordedWorkingDirectory working_directory(session->working_directory());
+    absl::Status status = session->Admit(*programs[p].snapshot);
+    for (size_t index : *uses) {
+      if (!status.ok() || loaded.contains(index)) continue;
+      const SerializedModule& module = serialized.modules[index];
+      absl::StatusOr<slang::IModule*> from_ir = session->LoadFromIr(module.description, module.ir);
+      if (from_ir.ok()) loaded.insert(index);
+      status = from_ir.status();
+    }
+    absl::StatusOr<BuiltComponent> built =
+        status.ok() ? BuildProgram(*session, programs[p]) : absl::StatusOr<BuiltComponent>(status);
+    absl::StatusOr<std::string> layout =
+        built.ok() ? LayoutJson(built->object.get()) : absl::StatusOr<std::string>(built.status());
+    if (!layout.ok()) {
+      codes.push_back(layout.status());
+      continue;
+    }
+    if (*layout != serialized.layouts[p]) {
+      codes.push_back(absl::FailedPreconditionError(
+          "its layout from IR differs from its layout from source"));
+      continue;
+    }
+    ComPtr<ISlangBlob> code;
+    ComPtr<ISlangBlob> diagnostics;
+    const SlangResult result =
+        built->object->getEntryPointCode(programs[p].entry_point_index, programs[p].target_index,
+                                         code.WriteRef(), diagnostics.WriteRef());
+    if (SLANG_FAILED(result) || !code) {
+      codes.push_back(absl::InvalidArgumentError(fmt::format(
+          "Slang failed to generate its code from IR: {}", BlobToString(diagnostics.get()))));
+      continue;
+    }
+    codes.push_back(BlobToString(code.get()));
+    if (HasTypeConformance(programs[p].program)) session.reset();
+  }
+  return codes;
+}
+
+}  // namespace spreplay

@@ -1,0 +1,68 @@
+#pragma once
+// Serializes the Slang modules a trace's programs load (IModule::serialize),
+// and proves that the serialized IR stands in for the source: in a fresh
+// session, each program rebuilt over modules loaded from IR
+// (loadModuleFromIRBlob) must have the layout the source gave it, and its
+// code is handed back for comparison with what the app compiled.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "interpose/component.h"
+#include "interpose/session_config.h"
+#include "replayer/com_ptr.h"
+#include "replayer/replayer.h"
+#include "replayer/snapshot.h"
+#include "slang.h"
+
+namespace spreplay {
+
+// A recorded kernel of one session configuration.
+struct RecordedProgram {
+  ComponentPtr program;  // Kind::kLinked
+  const Snapshot* snapshot = nullptr;
+  int64_t entry_point_index = 0;
+  int64_t target_index = 0;
+};
+
+struct SerializedModule {
+  ComponentPtr description;  // as the hooks describe it when Slang loads it from source
+  std::string ir;
+  std::vector<size_t> imports;  // the modules it imports, directly or not, in load order
+};
+
+struct SerializedSession {
+  std::vector<SerializedModule> modules;  // in the order Slang loaded them
+  // Per program: the modules it is built from, imports included, in load
+  // order; or why its modules cannot be served.
+  std::vector<absl::StatusOr<std::vector<size_t>>> uses;
+  std::vector<std::string> layouts;  // per program: its layout as JSON, from source
+};
+
+class IrModuleBuilder {
+ public:
+  static absl::StatusOr<std::unique_ptr<IrModuleBuilder>> Create(ReplayerOptions options = {});
+
+  // Loads every program's modules from source into one session, builds each
+  // program, then serializes every module the session holds.
+  SerializedSession Serialize(const SessionConfig& config,
+                              const std::vector<RecordedProgram>& programs);
+
+  // Rebuilds each program whose modules serialized over its modules loaded
+  // from `serialized`, in a fresh session, and returns its code; an error
+  // says why it could not, or how its layout differs from the source's.
+  std::vector<absl::StatusOr<std::string>> RebuildFromIr(
+      const SessionConfig& config, const std::vector<RecordedProgram>& programs,
+      const SerializedSession& serialized);
+
+ private:
+  explicit IrModuleBuilder(ComPtr<slang::IGlobalSession> global_session)
+      : global_session_(std::move(global_session)) {}
+  ComPtr<slang::IGlobalSession> global_session_;
+};
+
+}  // namespace spreplay

@@ -1,0 +1,222 @@
+#include "runtime/archive_modules.h"
+
+#include <sys/stat.h>
+
+#include "common/capnp_digest.h"
+#include "common/fmt_absl.h"
+#include "fmt/format.h"
+#include "interpose/module_keys.h"
+#include "interpose/path_roots.h"
+
+namespace spreplay {
+namespace {
+
+Digest DigestOf(capnp::Data::Reader data) {
+  Digest digest;
+  if (data.size() == digest.bytes.size()) std::copy(data.begin(), data.end(), digest.bytes.begin());
+  return digest;
+}
+
+PathRoot RootOf(schema::PathRoot root) {
+  switch (root) {
+    case schema::PathRoot::ABSOLUTE:
+      return PathRoot::kAbsolute;
+    case schema::PathRoot::SLANGPY:
+      return PathRoot::kSlangpy;
+    case schema::PathRoot::SEARCH_PATH:
+      return PathRoot::kSearchPath;
+    case schema::PathRoot::WORKING_DIRECTORY:
+      return PathRoot::kWorkingDirectory;
+  }
+  return PathRoot::kAbsolute;
+}
+
+RootedPath RootedOf(schema::ModuleFile::Reader file) {
+  return {RootOf(file.getRoot()), file.getRootIndex(), file.getRelativePath().cStr()};
+}
+
+bool Exists(const std::string& path) {
+  struct stat status;
+  return ::stat(path.c_str(), &status) == 0;
+}
+
+// A module's name fit to find it by when it was asked for by that name: not
+// a path, whose meaning depends on where the app runs.
+bool IsBareName(std::string_view name) { return name.find('/') == std::string_view::npos; }
+
+}  // namespace
+
+struct ArchiveModules::Planning {
+  const ModuleLoadRequest& request;
+  const ModuleFileReader& reader;
+  absl::flat_hash_set<size_t> planned;
+  std::vector<ModuleFromIr> plan;
+};
+
+ArchiveModules::ArchiveModules(const Archive& archive, bool strict)
+    : archive_(archive), strict_(strict), toolchain_(archive.index().getToolchain().cStr()) {
+  const auto modules = archive_.index().getModules();
+  for (unsigned i = 0; i < modules.size(); ++i) {
+    const auto module = modules[i];
+    const Digest session = DigestOf(module.getSessionDigest());
+    sessions_.insert(session);
+    by_key_.try_emplace(DigestOf(module.getKey()), i);
+    if (module.hasSourceLookup() && module.getSourceLookup().size() > 0) {
+      by_source_.try_emplace(DigestOf(module.getSourceLookup()), i);
+      continue;
+    }
+    const std::string requested = module.getRequestedName().cStr();
+    const std::string name = module.getName().cStr();
+    if (!requested.empty()) by_request_[{session, requested}].push_back(i);
+    if (name != requested && IsBareName(name)) by_request_[{session, name}].push_back(i);
+  }
+}
+
+std::vector<MissRecord> ArchiveModules::misses() const {
+  std::lock_guard lock(mutex_);
+  return misses_;
+}
+
+void ArchiveModules::OnModuleNotServed(const ModuleLoadRequest& request, const std::string& why) {
+  std::lock_guard lock(mutex_);
+  misses_.push_back({fmt::format("module {}", request.Label()), why, false});
+}
+
+std::string ArchiveModules::NoCandidate(const ModuleLoadRequest& request) const {
+  const Digest& session = request.session->digest;
+  if (!sessions_.contains(session)) {
+    return sessions_.empty() ? "the archive holds no modules (built with --no-modules?)"
+                             : "the archive holds no modules of this session configuration";
+  }
+  for (const auto unserved : archive_.index().getUnservedModules()) {
+    if (DigestOf(unserved.getSessionDigest()) == session &&
+        std::string_view(unserved.getName().cStr()) == request.Label()) {
+      return fmt::format("`spreplay compile` did not archive it: {}", unserved.getReason().cStr());
+    }
+  }
+  return request.text ? "no module of the archive has this text (was this call site recorded?)"
+                      : "the archive has no module requested by this name in this session "
+                        "configuration";
+}
+
+std::string ArchiveModules::Plan(size_t position, bool requested, Planning& planning) const {
+  if (planning.planned.contains(position)) return "";
+  const auto module = archive_.index().getModules()[static_cast<unsigned>(position)];
+  const SessionConfig& config = planning.request.session->config;
+  const std::string name = module.getName().cStr();
+  const Digest content = DigestOf(module.getContentDigest());
+  const bool from_string = module.getSourceLookup().size() > 0;
+  if (from_string && !requested) {
+    // Its text is not in the archive: the app must have loaded it already.
+    if (planning.reader.string_module(module.getPath().cStr()) != content)
+      return fmt::format("it imports module '{}', which this session does not hold", name);
+    planning.planned.insert(position);
+    return "";
+  }
+  // Every import is planned even after one fails: those that pass can
+  // still be served while this module loads from source.
+  std::string failed_import;
+  for (const auto imported : module.getImports()) {
+    auto it = by_key_.find(DigestOf(imported));
+    std::string why = it == by_key_.end()
+                          ? fmt::format("module '{}' imports a module the archive lacks", name)
+                          : Plan(it->second, false, planning);
+    if (failed_import.empty()) failed_import = std::move(why);
+  }
+  if (!failed_import.empty()) return failed_import;
+  ModuleFromIr step;
+  std::vector<SourceFile> dependencies;
+  for (const auto file : module.getFiles()) {
+    const RootedPath rooted = RootedOf(file);
+    const Digest recorded = DigestOf(file.getDigest());
+    const std::string local = PathUnderRoot(config, rooted);
+    if (local.empty())
+      return fmt::format("{} lies below a search path this session lacks", rooted.relative);
+    if (rooted.root == PathRoot::kAbsolute && IsPseudoPath(local)) {
+      if (planning.reader.string_module(local) != recorded)
+        return fmt::format("module '{}' imports a module loaded from a string that this session "
+                           "does not hold",
+                           name);
+    } else {
+      absl::StatusOr<FileContent> content = planning.reader.file(local);
+      if (!content.ok()) return fmt::format("{}: {}", local, content.status().message());
+      if (content->digest != recorded) return fmt::format("{} changed", local);
+      for (const std::string& earlier : PathsSearchedBefore(config, rooted)) {
+        if (Exists(earlier))
+          return fmt::format("{} would now be found at {}, ahead of {}", rooted.relative, earlier,
+                             local);
+      }
+      step.files.push_back(*std::move(content));
+    }
+    dependencies.push_back({local, recorded});
+  }
+  step.name = name;
+  const ModuleLoadRequest& request = planning.request;
+  if (from_string) {
+    step.path = module.getPath().cStr();
+    step.description = Component::Module(name, step.path, "", std::string(*request.text),
+                                         std::move(dependencies));
+  } else {
+    step.path = PathUnderRoot(config, RootedOf(module.getFilePath()));
+    step.description = Component::Module(
+        name, step.path, requested ? request.requested_name : module.getRequestedName().cStr(),
+        std::nullopt, std::move(dependencies));
+  }
+  if (step.description->digest != content)
+    return fmt::format("module '{}' would differ from the archived one", name);
+  absl::StatusOr<std::span<const std::byte>> ir = archive_.ModuleIr(position);
+  if (!ir.ok()) return std::string(ir.status().message());
+  step.ir = ir->data();
+  step.ir_size = ir->size();
+  planning.planned.insert(position);
+  planning.plan.push_back(std::move(step));
+  return "";
+}
+
+ModuleDecision ArchiveModules::DecideModule(const ModuleLoadRequest& request,
+                                            const ModuleFileReader& reader,
+                                            std::vector<ModuleFromIr>* plan, std::string* why) {
+  if (!request.session) return ModuleDecision::kPass;
+  auto miss = [&](std::string reason) {
+    *why = strict_ ? fmt::format(
+                         "spreplay: module {} is not served from {} ({}); "
+                         "SLANGPY_KERNELS_STRICT_MODULES forbids loading it from source",
+                         request.Label(), archive_.source_name(), reason)
+                   : std::move(reason);
+    return strict_ ? ModuleDecision::kRefuse : ModuleDecision::kPass;
+  };
+  if (request.toolchain != toolchain_)
+    return miss(fmt::format("the archive was built for {}", toolchain_));
+  std::vector<size_t> candidates;
+  if (request.text) {
+    const Digest lookup =
+        SourceModuleLookup(request.toolchain, request.session->digest, request.name, request.path,
+                           *request.text);
+    if (auto it = by_source_.find(lookup); it != by_source_.end()) candidates.push_back(it->second);
+  } else if (auto it = by_request_.find({request.session->digest, request.requested_name});
+             it != by_request_.end()) {
+    candidates = it->second;
+  }
+  if (candidates.empty()) return miss(NoCandidate(request));
+  std::string first_reason;
+  std::vector<ModuleFromIr> imports_that_pass;
+  for (size_t candidate : candidates) {
+    Planning planning{request, reader, {}, {}};
+    std::string reason = Plan(candidate, true, planning);
+    if (reason.empty()) {
+      *plan = std::move(planning.plan);
+      return ModuleDecision::kServe;
+    }
+    if (first_reason.empty()) {
+      first_reason = std::move(reason);
+      imports_that_pass = std::move(planning.plan);
+    }
+  }
+  // Each module planned before the failure passed with all its imports:
+  // those still spare the front end (slangpy's library, when an app module
+  // was edited).
+  if (!strict_) *plan = std::move(imports_that_pass);
+  return miss(std::move(first_reason));
+}
+
+}  // namespace spreplay

@@ -1,0 +1,53 @@
+#pragma once
+// Serves Slang modules from the IR an archive holds (schema ModuleEntry), in
+// place of Slang's front end: a module request is answered only when every
+// file the module was built from holds the recorded bytes where this
+// process would read it, and its imports can be served or are loaded with
+// the recorded content. Anything else loads from source, with the reason
+// kept for the summary.
+
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "archive/archive.h"
+#include "interpose/hook_listener.h"
+#include "runtime/archive_kernels.h"
+
+namespace spreplay {
+
+class ArchiveModules final : public HookListener {
+ public:
+  // `archive` must outlive this. `strict`: a module that is not served fails to load.
+  ArchiveModules(const Archive& archive, bool strict);
+
+  ModuleDecision DecideModule(const ModuleLoadRequest& request, const ModuleFileReader& reader,
+                              std::vector<ModuleFromIr>* plan, std::string* why) override;
+  void OnModuleNotServed(const ModuleLoadRequest& request, const std::string& why) override;
+
+  std::vector<MissRecord> misses() const;
+  size_t module_count() const { return archive_.index().getModules().size(); }
+
+ private:
+  struct Planning;
+  // Why `request` has no module to serve, for a session of `session_digest`.
+  std::string NoCandidate(const ModuleLoadRequest& request) const;
+  // Adds module `position` of the archive, imports first, to `planning`;
+  // "" or why it cannot be served.
+  std::string Plan(size_t position, bool requested, Planning& planning) const;
+
+  const Archive& archive_;
+  const bool strict_;
+  std::string toolchain_;
+  absl::flat_hash_map<Digest, size_t> by_key_;
+  absl::flat_hash_map<Digest, size_t> by_source_;
+  absl::flat_hash_map<std::pair<Digest, std::string>, std::vector<size_t>> by_request_;
+  absl::flat_hash_set<Digest> sessions_;
+  mutable std::mutex mutex_;
+  std::vector<MissRecord> misses_;
+};
+
+}  // namespace spreplay

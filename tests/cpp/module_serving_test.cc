@@ -1,0 +1,294 @@
+// Slang modules served from verified IR, against real Slang, no GPU: the
+// compiler serializes what the app loaded and proves the IR rebuilds every
+// kernel byte for byte; the hooks then load modules and wrappers from the
+// archive instead of running Slang's front end, under the same kernel keys,
+// and fall back to source whenever a file differs.
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "compiler/compile_pipeline.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "recorder/trace_reader.h"
+#include "recorder/trace_recorder.h"
+#include "replayer/ir_modules.h"
+#include "runtime/archive_modules.h"
+#include "tests/cpp/hooked_slang.h"
+
+namespace spreplay {
+namespace {
+
+using ::testing::HasSubstr;
+
+// Forwards the hooks' events to a listener the test can swap: the hooks keep
+// their listeners for the whole process, which runs other tests too.
+class SwitchableListener final : public HookListener {
+ public:
+  void Use(HookListener* target) { target_ = target; }
+
+  void OnToolchainKnown(const std::string& toolchain, const std::string& tag) override {
+    if (target_) target_->OnToolchainKnown(toolchain, tag);
+  }
+  void OnSessionCreated(const SessionInfo& session) override {
+    if (target_) target_->OnSessionCreated(session);
+  }
+  void OnModuleLoaded(const ComponentPtr& module, const std::vector<FileContent>& files) override {
+    if (target_) target_->OnModuleLoaded(module, files);
+  }
+  void OnKernelCompiled(const KernelRequest& request, const void* code, size_t size,
+                        double seconds) override {
+    if (target_) target_->OnKernelCompiled(request, code, size, seconds);
+  }
+  ModuleDecision DecideModule(const ModuleLoadRequest& request, const ModuleFileReader& reader,
+                              std::vector<ModuleFromIr>* plan, std::string* why) override {
+    return target_ ? target_->DecideModule(request, reader, plan, why) : ModuleDecision::kPass;
+  }
+  void OnModuleNotServed(const ModuleLoadRequest& request, const std::string& why) override {
+    if (target_) target_->OnModuleNotServed(request, why);
+  }
+
+ private:
+  HookListener* target_ = nullptr;
+};
+
+SwitchableListener& Switch() {
+  static SwitchableListener* listener = [] {
+    Hooks();  // configures the hooks first
+    auto* created = new SwitchableListener;
+    AddHookListener(created);
+    return created;
+  }();
+  return *listener;
+}
+
+constexpr const char* kSecondWrapper = R"(import slangpy;
+import user;
+[shader("compute")]
+[numthreads(32, 1, 1)]
+void compute_main(uint3 tid: SV_DispatchThreadID, uniform RWStructuredBuffer<float> data) {
+  data[tid.x] = scale(scale(data[tid.x]));
+}
+)";
+
+// `front`, when given, is searched before `sources`.
+std::vector<Recording> RecordTwoCallSites(const TempDir& sources, int debug_info = 0,
+                                          const TempDir* front = nullptr) {
+  ComPtr<slang::IGlobalSession> live = NewHookedGlobalSession();
+  std::vector<std::string> include_paths = {WheelSlangDirectory()};
+  if (front) include_paths.push_back(front->path().string());
+  include_paths.push_back(sources.path().string());
+  return RecordCallSites(live.get(), include_paths, {kWrapperBody, kSecondWrapper}, debug_info);
+}
+
+std::vector<RecordedProgram> ProgramsOf(const std::vector<Recording>& recordings) {
+  std::vector<RecordedProgram> programs;
+  for (const Recording& recording : recordings)
+    programs.push_back({recording.program, &recording.snapshot, recording.entry_point_index,
+                        recording.target_index});
+  return programs;
+}
+
+TEST(IrModulesTest, RebuildEveryProgramByteIdenticallyFromIr) {
+  TempDir sources;
+  sources.Write("user.slang", kUserModule);
+  sources.Write("helper.slang", kHelperModule);
+  const std::vector<Recording> recordings = RecordTwoCallSites(sources);
+  ASSERT_EQ(recordings.size(), 2u);
+  sources.Remove();  // the snapshot holds everything
+
+  EXPECT_TRUE(TakeOverWorkingDirectoryForNvrtc());
+  ReplayerOptions options;
+  options.nvrtc_directory = NvrtcDirectory();
+  absl::StatusOr<std::unique_ptr<IrModuleBuilder>> builder = IrModuleBuilder::Create(options);
+  ASSERT_TRUE(builder.ok()) << builder.status();
+  const std::vector<RecordedProgram> programs = ProgramsOf(recordings);
+  const SerializedSession serialized = (*builder)->Serialize(recordings[0].config, programs);
+
+  std::vector<std::string> names;
+  for (const SerializedModule& module : serialized.modules) {
+    names.push_back(module.description->name);
+    EXPECT_FALSE(module.ir.empty()) << module.description->name;
+  }
+  // slangpy's library, the user's module, the helper it imports (which the
+  // app never asked for by name) and both wrappers.
+  EXPECT_THAT(names, ::testing::IsSupersetOf({"slangpy", "user.slang", "helper"}));
+  ASSERT_EQ(serialized.modules.size(), 5u);
+  for (const SerializedModule& module : serialized.modules) {
+    if (module.description->name != "user.slang") continue;
+    ASSERT_EQ(module.imports.size(), 1u);
+    EXPECT_EQ(serialized.modules[module.imports[0]].description->name, "helper");
+  }
+  ASSERT_EQ(serialized.uses.size(), 2u);
+  for (const auto& uses : serialized.uses) {
+    ASSERT_TRUE(uses.ok()) << uses.status();
+    EXPECT_EQ(uses->size(), 4u);  // slangpy, helper, user and its own wrapper
+  }
+
+  const std::vector<absl::StatusOr<std::string>> codes =
+      (*builder)->RebuildFromIr(recordings[0].config, programs, serialized);
+  ASSERT_EQ(codes.size(), 2u);
+  for (size_t i = 0; i < codes.size(); ++i) {
+    ASSERT_TRUE(codes[i].ok()) << codes[i].status();
+    EXPECT_EQ(*codes[i], recordings[i].code);
+  }
+}
+
+TEST(IrModulesTest, DebugInformationIsWhatIrCannotReproduce) {
+  // Serialized modules carry no source locations: with debug information the
+  // line table differs, which is why compile refuses such modules.
+  TempDir sources;
+  sources.Write("user.slang", kUserModule);
+  sources.Write("helper.slang", kHelperModule);
+  const std::vector<Recording> recordings = RecordTwoCallSites(sources, /*debug_info=*/2);
+  ASSERT_EQ(recordings.size(), 2u);
+  EXPECT_TRUE(TakeOverWorkingDirectoryForNvrtc());
+  ReplayerOptions options;
+  options.nvrtc_directory = NvrtcDirectory();
+  absl::StatusOr<std::unique_ptr<IrModuleBuilder>> builder = IrModuleBuilder::Create(options);
+  ASSERT_TRUE(builder.ok()) << builder.status();
+  const std::vector<RecordedProgram> programs = ProgramsOf(recordings);
+  const SerializedSession serialized = (*builder)->Serialize(recordings[0].config, programs);
+  const std::vector<absl::StatusOr<std::string>> codes =
+      (*builder)->RebuildFromIr(recordings[0].config, programs, serialized);
+  ASSERT_TRUE(codes[0].ok()) << codes[0].status();
+  EXPECT_NE(*codes[0], recordings[0].code);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Record → compile → serve, in this process
+
+class ServedModulesTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    Switch();
+    EXPECT_TRUE(TakeOverWorkingDirectoryForNvrtc());
+    sources_.Write("user.slang", kUserModule);
+    sources_.Write("helper.slang", kHelperModule);
+    const std::string trace_path = (work_.path() / "trace.capnp").string();
+    {
+      absl::StatusOr<std::unique_ptr<TraceRecorder>> recorder =
+          TraceRecorder::Open(trace_path, R"({"pid": 1})");
+      ASSERT_TRUE(recorder.ok()) << recorder.status();
+      Switch().Use(recorder->get());
+      recordings_ = RecordTwoCallSites(sources_, 0, &front_);
+      Switch().Use(nullptr);
+    }
+    ASSERT_EQ(recordings_.size(), 2u);
+    absl::StatusOr<Trace> trace = Trace::Read(trace_path);
+    ASSERT_TRUE(trace.ok()) << trace.status();
+    CompileOptions options;
+    options.arches = {90};
+    options.jobs = 1;
+    archive_path_ = (work_.path() / "kernels.sprk").string();
+    absl::StatusOr<CompileReport> report = CompileTrace(*trace, archive_path_, options);
+    ASSERT_TRUE(report.ok()) << report.status();
+    ASSERT_EQ(report->failed(), 0u);
+    EXPECT_EQ(report->modules_archived, 5u);
+    EXPECT_EQ(report->modules_refused, 0u);
+    absl::StatusOr<Archive> archive = Archive::Open(archive_path_);
+    ASSERT_TRUE(archive.ok()) << archive.status();
+    archive_ = std::make_unique<Archive>(*std::move(archive));
+  }
+
+  struct Run {
+    KernelCounts before, after;
+    std::vector<Recording> kernels;
+    std::vector<MissRecord> misses;
+    uint64_t served() const { return after.modules_served - before.modules_served; }
+    uint64_t compiled() const { return after.modules_compiled - before.modules_compiled; }
+  };
+
+  // The two call sites again, in a new process-like global session, with
+  // modules served from the archive.
+  Run ServeFrom(const TempDir& front, const TempDir& sources) {
+    ArchiveModules modules(*archive_, /*strict=*/false);
+    Switch().Use(&modules);
+    Run run;
+    run.before = GetKernelCounts();
+    run.kernels = RecordTwoCallSites(sources, 0, &front);
+    run.after = GetKernelCounts();
+    Switch().Use(nullptr);
+    run.misses = modules.misses();
+    return run;
+  }
+
+  TempDir work_;
+  TempDir front_;  // an empty search path ahead of the sources
+  TempDir sources_;
+  std::vector<Recording> recordings_;
+  std::string archive_path_;
+  std::unique_ptr<Archive> archive_;
+};
+
+TEST_F(ServedModulesTest, ServesEveryModuleUnderTheRecordedKernelKeys) {
+  const Run run = ServeFrom(front_, sources_);
+  EXPECT_EQ(run.served(), 5u);
+  EXPECT_EQ(run.compiled(), 0u);
+  EXPECT_THAT(run.misses, ::testing::IsEmpty());
+  ASSERT_EQ(run.kernels.size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(run.kernels[i].program->digest, recordings_[i].program->digest);
+    EXPECT_EQ(run.kernels[i].code, recordings_[i].code);
+  }
+}
+
+TEST_F(ServedModulesTest, AMovedAppIsServedInFull) {
+  TempDir moved;
+  TempDir moved_front;
+  std::filesystem::copy(sources_.path(), moved.path(),
+                        std::filesystem::copy_options::recursive);
+  sources_.Remove();
+  front_.Remove();
+  const Run run = ServeFrom(moved_front, moved);
+  EXPECT_EQ(run.served(), 5u);
+  EXPECT_EQ(run.compiled(), 0u);
+  ASSERT_EQ(run.kernels.size(), 2u);
+  EXPECT_EQ(run.kernels[0].program->digest, recordings_[0].program->digest);
+}
+
+TEST_F(ServedModulesTest, AnEditedImportLoadsFromSourceAndSaysWhichFile) {
+  sources_.Write("helper.slang",
+                 "public float helper_mul(float a, float b) { return a * b + 2.0f; }\n");
+  const Run run = ServeFrom(front_, sources_);
+  EXPECT_EQ(run.served(), 1u);  // slangpy's library, which no edit touched
+  EXPECT_GE(run.compiled(), 3u);
+  ASSERT_FALSE(run.misses.empty());
+  EXPECT_THAT(run.misses[0].reason, HasSubstr("helper.slang changed"));
+  ASSERT_EQ(run.kernels.size(), 2u);
+  EXPECT_NE(run.kernels[0].program->digest, recordings_[0].program->digest);
+  EXPECT_NE(run.kernels[0].code, recordings_[0].code);
+}
+
+TEST_F(ServedModulesTest, AFileThatWouldNowBeFoundFirstIsNoticed) {
+  // Slang would now load this user.slang, found in an earlier search path.
+  front_.Write("user.slang", "import helper;\npublic float scale(float x) { return x; }\n");
+  const Run run = ServeFrom(front_, sources_);
+  ASSERT_FALSE(run.misses.empty());
+  EXPECT_THAT(run.misses[0].reason, HasSubstr("would now be found at"));
+  ASSERT_EQ(run.kernels.size(), 2u);
+  EXPECT_NE(run.kernels[0].code, recordings_[0].code);
+}
+
+TEST_F(ServedModulesTest, StrictModeRefusesAModuleThatWouldLoadFromSource) {
+  sources_.Write("helper.slang",
+                 "public float helper_mul(float a, float b) { return a * b + 2.0f; }\n");
+  ArchiveModules modules(*archive_, /*strict=*/true);
+  Switch().Use(&modules);
+  ComPtr<slang::IGlobalSession> live = NewHookedGlobalSession();
+  SglCudaSessionDesc desc(
+      live.get(), {WheelSlangDirectory(), front_.path().string(), sources_.path().string()}, 0);
+  ComPtr<slang::ISession> session;
+  ASSERT_EQ(live->createSession(desc.desc(), session.WriteRef()), SLANG_OK);
+  ComPtr<ISlangBlob> diagnostics;
+  slang::IModule* user = session->loadModule("user.slang", diagnostics.WriteRef());
+  Switch().Use(nullptr);
+  EXPECT_EQ(user, nullptr);
+  EXPECT_THAT(BlobToString(diagnostics.get()), HasSubstr("SLANGPY_KERNELS_STRICT_MODULES"));
+  EXPECT_THAT(BlobToString(diagnostics.get()), HasSubstr("helper.slang changed"));
+}
+
+}  // namespace
+}  // namespace spreplay
