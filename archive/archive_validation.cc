@@ -92,6 +92,7 @@ absl::Status CheckEntry(schema::KernelEntry::Reader entry, size_t position,
 
 absl::Status CheckModuleFile(schema::ModuleFile::Reader file) {
   file.getRelativePath();
+  file.getRecordedPath();
   return IsDigestOrAbsent(file.getDigest()) ? absl::OkStatus()
                                             : absl::DataLossError("malformed file digest");
 }
@@ -112,6 +113,7 @@ absl::Status CheckModule(schema::ModuleEntry::Reader module, size_t position,
     if (!CheckModuleFile(file).ok()) return bad("has a malformed file digest");
   }
   if (!CheckModuleFile(module.getFilePath()).ok()) return bad("has a malformed path");
+  if (!CheckModuleFile(module.getRequestedFile()).ok()) return bad("has a malformed request");
   for (const auto imported : module.getImports()) {
     if (!IsDigestSized(imported)) return bad("has a malformed import key");
   }

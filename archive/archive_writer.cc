@@ -135,6 +135,7 @@ void FillModuleFile(const ArchivedModuleFile& file, schema::ModuleFile::Builder 
   out.setRoot(file.root);
   out.setRootIndex(file.root_index);
   out.setRelativePath(AsText(file.relative_path));
+  out.setRecordedPath(AsText(file.recorded_path));
 }
 
 void FillModule(const ModuleMetadata& metadata, std::string_view ir, BlobLayout& layout,
@@ -147,6 +148,7 @@ void FillModule(const ModuleMetadata& metadata, std::string_view ir, BlobLayout&
   if (metadata.source_lookup) out.setSourceLookup(DataOf(*metadata.source_lookup));
   out.setPath(AsText(metadata.path));
   FillModuleFile(metadata.file_path, out.initFilePath());
+  if (metadata.requested_file) FillModuleFile(*metadata.requested_file, out.initRequestedFile());
   auto files = out.initFiles(static_cast<unsigned>(metadata.files.size()));
   for (size_t i = 0; i < metadata.files.size(); ++i) FillModuleFile(metadata.files[i], files[i]);
   auto imports = out.initImports(static_cast<unsigned>(metadata.imports.size()));

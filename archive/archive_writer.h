@@ -63,6 +63,7 @@ struct ArchivedModuleFile {
   schema::PathRoot root = schema::PathRoot::ABSOLUTE;
   uint32_t root_index = 0;
   std::string relative_path;
+  std::string recorded_path;
 };
 
 // Everything about a serialized module except its IR; mirrors schema::ModuleEntry.
@@ -77,6 +78,7 @@ struct ModuleMetadata {
   ArchivedModuleFile file_path;         // file modules
   std::vector<ArchivedModuleFile> files;
   std::vector<Digest> imports;
+  std::optional<ArchivedModuleFile> requested_file;  // requested by absolute path
 };
 
 // A recorded module `spreplay compile` could not archive as IR; mirrors schema::UnservedModule.

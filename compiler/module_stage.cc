@@ -49,7 +49,7 @@ schema::PathRoot SchemaRoot(PathRoot root) {
 ArchivedModuleFile Rooted(const SessionConfig& config, const std::string& path,
                           const Digest& digest) {
   const RootedPath rooted = RootPath(config, path);
-  return {digest, SchemaRoot(rooted.root), rooted.index, rooted.relative};
+  return {digest, SchemaRoot(rooted.root), rooted.index, rooted.relative, path};
 }
 
 ModuleMetadata MetadataOf(const SessionGroup& group, const SerializedSession& serialized,
@@ -68,6 +68,8 @@ ModuleMetadata MetadataOf(const SessionGroup& group, const SerializedSession& se
                            IsPseudoPath(module.path) ? "" : module.path, *module.source);
   } else {
     metadata.file_path = Rooted(group.config, module.path, Digest{});
+    if (module.requested_name.starts_with('/'))
+      metadata.requested_file = Rooted(group.config, module.requested_name, Digest{});
   }
   for (const SourceFile& file : module.dependencies)
     metadata.files.push_back(Rooted(group.config, file.path, file.content));

@@ -44,6 +44,13 @@ bool Exists(const std::string& path) {
 // a path, whose meaning depends on where the app runs.
 bool IsBareName(std::string_view name) { return name.find('/') == std::string_view::npos; }
 
+// How a request by absolute path is indexed: by the path below its root, the
+// same wherever the app and its virtualenv are installed.
+std::string RequestKey(const RootedPath& rooted) {
+  return fmt::format("\x01{}:{}:{}", static_cast<int>(rooted.root), rooted.index,
+                     rooted.relative);
+}
+
 }  // namespace
 
 struct ArchiveModules::Planning {
@@ -67,7 +74,11 @@ ArchiveModules::ArchiveModules(const Archive& archive, bool strict)
     }
     const std::string requested = module.getRequestedName().cStr();
     const std::string name = module.getName().cStr();
-    if (!requested.empty()) by_request_[{session, requested}].push_back(i);
+    if (module.hasRequestedFile() && module.getRequestedFile().getRelativePath().size() > 0) {
+      by_request_[{session, RequestKey(RootedOf(module.getRequestedFile()))}].push_back(i);
+    } else if (!requested.empty()) {
+      by_request_[{session, requested}].push_back(i);
+    }
     if (name != requested && IsBareName(name)) by_request_[{session, name}].push_back(i);
   }
 }
@@ -148,19 +159,20 @@ std::string ArchiveModules::Plan(size_t position, bool requested, Planning& plan
       }
       step.files.push_back(*std::move(content));
     }
-    dependencies.push_back({local, recorded});
+    dependencies.push_back({file.getRecordedPath().cStr(), recorded});
   }
+  // Described as recorded: its name, paths and the text slangpy generates
+  // from them are the recording's, and so are the keys made from them.
   step.name = name;
-  const ModuleLoadRequest& request = planning.request;
   if (from_string) {
     step.path = module.getPath().cStr();
-    step.description = Component::Module(name, step.path, "", std::string(*request.text),
+    step.description = Component::Module(name, step.path, "", std::string(*planning.request.text),
                                          std::move(dependencies));
   } else {
     step.path = PathUnderRoot(config, RootedOf(module.getFilePath()));
-    step.description = Component::Module(
-        name, step.path, requested ? request.requested_name : module.getRequestedName().cStr(),
-        std::nullopt, std::move(dependencies));
+    step.description = Component::Module(name, module.getFilePath().getRecordedPath().cStr(),
+                                         module.getRequestedName().cStr(), std::nullopt,
+                                         std::move(dependencies));
   }
   if (step.description->digest != content)
     return fmt::format("module '{}' would differ from the archived one", name);
@@ -193,9 +205,13 @@ ModuleDecision ArchiveModules::DecideModule(const ModuleLoadRequest& request,
         SourceModuleLookup(request.toolchain, request.session->digest, request.name, request.path,
                            *request.text);
     if (auto it = by_source_.find(lookup); it != by_source_.end()) candidates.push_back(it->second);
-  } else if (auto it = by_request_.find({request.session->digest, request.requested_name});
-             it != by_request_.end()) {
-    candidates = it->second;
+  } else {
+    const std::string& requested = request.requested_name;
+    const std::string key = requested.starts_with('/')
+                                ? RequestKey(RootPath(request.session->config, requested))
+                                : requested;
+    if (auto it = by_request_.find({request.session->digest, key}); it != by_request_.end())
+      candidates = it->second;
   }
   if (candidates.empty()) return miss(NoCandidate(request));
   std::string first_reason;

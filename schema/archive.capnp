@@ -96,6 +96,10 @@ struct ModuleEntry {
   contentDigest @10 :Data;
   # The module's content digest (part of `key`), which the runtime's description of the loaded
   # module must reproduce.
+
+  requestedFile @11 :ModuleFile;
+  # A module requested by absolute path: that path below its root, by which a request from
+  # another location finds it (its digest is unset).
 }
 
 struct ModuleFile {
@@ -109,6 +113,11 @@ struct ModuleFile {
 
   relativePath @3 :Text;
   # The path below the root; the absolute recorded path for `root` = absolute.
+
+  recordedPath @4 :Text;
+  # Where the file was when it was recorded. A module served from IR is described as it was
+  # recorded (its name and any path in it included), so that kernel keys and the text slangpy
+  # generates from it stay what they were.
 }
 
 enum PathRoot {

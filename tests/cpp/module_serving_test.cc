@@ -290,5 +290,84 @@ TEST_F(ServedModulesTest, StrictModeRefusesAModuleThatWouldLoadFromSource) {
   EXPECT_THAT(BlobToString(diagnostics.get()), HasSubstr("helper.slang changed"));
 }
 
+// A call site of a module loaded by absolute path, as slangpy makes one:
+// Slang names the module by its path, and slangpy's wrapper imports it by
+// that name, under a name derived from the wrapper's text.
+absl::Status CompileModuleLoadedByPath(slang::ISession* session,
+                                       const std::filesystem::path& user) {
+  ComPtr<ISlangBlob> diagnostics;
+  slang::IModule* module = session->loadModule(user.c_str(), diagnostics.WriteRef());
+  if (!module) return absl::InternalError("loadModule: " + Diagnostics(diagnostics));
+  const std::string body = fmt::format(R"(import slangpy;
+import "{}";
+[shader("compute")]
+[numthreads(32, 1, 1)]
+void compute_main(uint3 tid: SV_DispatchThreadID, uniform RWStructuredBuffer<float> data) {{
+  data[tid.x] = scale(data[tid.x]);
+}}
+)",
+                                       module->getName());
+  const std::string name = Sha256Of(body).ToHex();
+  absl::StatusOr<std::string> code = CompileCallSite(session, user.string(), name, body);
+  return code.ok() ? absl::OkStatus() : code.status();
+}
+
+TEST(ServedModulesByPathTest, AModuleLoadedByAbsolutePathIsServedFromItsNewPlace) {
+  Switch();
+  EXPECT_TRUE(TakeOverWorkingDirectoryForNvrtc());
+  TempDir work;
+  TempDir sources;
+  sources.Write("user.slang", kUserModule);
+  sources.Write("helper.slang", kHelperModule);
+  const std::string trace_path = (work.path() / "trace.capnp").string();
+  std::vector<Recording> recorded;
+  {
+    absl::StatusOr<std::unique_ptr<TraceRecorder>> recorder =
+        TraceRecorder::Open(trace_path, R"({"pid": 1})");
+    ASSERT_TRUE(recorder.ok()) << recorder.status();
+    Switch().Use(recorder->get());
+    ComPtr<slang::IGlobalSession> live = NewHookedGlobalSession();
+    recorded = RecordSession(live.get(), {WheelSlangDirectory(), sources.path().string()}, 0,
+                             [&](slang::ISession* session) {
+                               return CompileModuleLoadedByPath(session,
+                                                                sources.path() / "user.slang");
+                             });
+    Switch().Use(nullptr);
+  }
+  ASSERT_EQ(recorded.size(), 1u);
+  absl::StatusOr<Trace> trace = Trace::Read(trace_path);
+  ASSERT_TRUE(trace.ok()) << trace.status();
+  CompileOptions options;
+  options.arches = {90};
+  options.jobs = 1;
+  const std::string archive_path = (work.path() / "kernels.sprk").string();
+  absl::StatusOr<CompileReport> report = CompileTrace(*trace, archive_path, options);
+  ASSERT_TRUE(report.ok()) << report.status();
+  ASSERT_EQ(report->modules_archived, 4u);  // slangpy, helper, user, wrapper
+  absl::StatusOr<Archive> archive = Archive::Open(archive_path);
+  ASSERT_TRUE(archive.ok()) << archive.status();
+
+  TempDir moved;
+  std::filesystem::copy(sources.path(), moved.path(), std::filesystem::copy_options::recursive);
+  sources.Remove();
+  ArchiveModules modules(*archive, /*strict=*/false);
+  Switch().Use(&modules);
+  const KernelCounts before = GetKernelCounts();
+  ComPtr<slang::IGlobalSession> live = NewHookedGlobalSession();
+  std::vector<Recording> served =
+      RecordSession(live.get(), {WheelSlangDirectory(), moved.path().string()}, 0,
+                    [&](slang::ISession* session) {
+                      return CompileModuleLoadedByPath(session, moved.path() / "user.slang");
+                    });
+  const KernelCounts after = GetKernelCounts();
+  Switch().Use(nullptr);
+  EXPECT_THAT(modules.misses(), ::testing::IsEmpty());
+  EXPECT_EQ(after.modules_served - before.modules_served, 4u);
+  EXPECT_EQ(after.modules_compiled - before.modules_compiled, 0u);
+  ASSERT_EQ(served.size(), 1u);
+  // The same program, so the same kernel key: the archived kernel is served.
+  EXPECT_EQ(served[0].program->digest, recorded[0].program->digest);
+}
+
 }  // namespace
 }  // namespace spreplay
