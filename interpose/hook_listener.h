@@ -119,6 +119,10 @@ class HookListener {
                                       std::vector<ModuleFromIr>* plan, std::string* why) {
     return ModuleDecision::kPass;
   }
+  // Whether this listener serves modules of sessions of `session_digest`
+  // (their content digest), which then run without slangpy's module cache
+  // (module_cache.h).
+  virtual bool ServesModulesOf(const Digest& session_digest) { return false; }
   // The plan of a kServe could not be carried out: the module loads from source.
   virtual void OnModuleNotServed(const ModuleLoadRequest& request, const std::string& why) {}
 };

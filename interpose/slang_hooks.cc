@@ -13,6 +13,7 @@
 #include "common/working_directory.h"
 #include "fmt/format.h"
 #include "interpose/blobs.h"
+#include "interpose/module_cache.h"
 #include "interpose/module_description.h"
 #include "interpose/vtable_patch.h"
 #include "slang.h"
@@ -679,7 +680,33 @@ SlangResult SLANG_MCALL HookCreateSession(IGlobalSession* self, const slang::Ses
   auto original =
       Original<SlangResult(SLANG_MCALL*)(IGlobalSession*, const slang::SessionDesc&, ISession**)>(
           self, kCreateSession);
-  SlangResult result = original(self, desc, out);
+  auto info = std::make_shared<SessionInfo>();
+  info->config = SessionConfig::From(desc, State().slangpy_directory);
+  info->config.working_directory = WorkingDirectoryAsToolsSeeIt();
+  info->digest = info->config.ContentDigest();
+  info->location_digest = info->config.LocationDigest(info->digest);
+
+  // A session whose modules the archive serves runs without the module
+  // cache, which would reject them (module_cache.h). Its keys are those of
+  // the session sgl asked for, which they do not depend on.
+  bool bypass_module_cache = false;
+  if (UsesModuleCache(info->config.options)) {
+    for (HookListener* listener : State().listeners) {
+      Notify(listener, [&](HookListener& it) {
+        bypass_module_cache = bypass_module_cache || it.ServesModulesOf(info->digest);
+      });
+    }
+  }
+  std::vector<CompilerOption> options;
+  std::vector<slang::CompilerOptionEntry> entries;
+  slang::SessionDesc without_cache = desc;
+  if (bypass_module_cache) {
+    options = WithoutModuleCache(info->config.options);
+    for (const CompilerOption& option : options) entries.push_back(option.ToEntry());
+    without_cache.compilerOptionEntries = entries.data();
+    without_cache.compilerOptionEntryCount = static_cast<uint32_t>(entries.size());
+  }
+  SlangResult result = original(self, bypass_module_cache ? without_cache : desc, out);
   if (SLANG_FAILED(result) || !out || !*out) return result;
   ISession* session = *out;
   Patch(session, kLoadModule, reinterpret_cast<void*>(&HookLoadModule));
@@ -689,19 +716,16 @@ SlangResult SLANG_MCALL HookCreateSession(IGlobalSession* self, const slang::Ses
   Patch(session, kCreateComposite, reinterpret_cast<void*>(&HookCreateComposite));
   Patch(session, kCreateTypeConformance, reinterpret_cast<void*>(&HookCreateTypeConformance));
 
-  auto info = std::make_shared<SessionInfo>();
-  info->config = SessionConfig::From(desc, State().slangpy_directory);
-  info->config.working_directory = WorkingDirectoryAsToolsSeeIt();
-  info->digest = info->config.ContentDigest();
-  info->location_digest = info->config.LocationDigest(info->digest);
   {
     std::lock_guard lock(State().mutex);
     info->ordinal = State().session_count++;
     auto [it, inserted] = State().sessions.insert_or_assign(session, info);
     if (inserted) session->addRef();
   }
-  Log("session {} created ({} options, {} macros)", info->ordinal, info->config.options.size(),
-      info->config.macros.size());
+  Log("session {} created ({} options, {} macros){}", info->ordinal, info->config.options.size(),
+      info->config.macros.size(),
+      bypass_module_cache ? ", without slangpy's module cache: the archive serves its modules"
+                          : "");
   for (HookListener* listener : State().listeners)
     Notify(listener, [&](HookListener& it) { it.OnSessionCreated(*info); });
   return result;

@@ -83,6 +83,10 @@ ArchiveModules::ArchiveModules(const Archive& archive, bool strict)
   }
 }
 
+bool ArchiveModules::ServesModulesOf(const Digest& session_digest) {
+  return sessions_.contains(session_digest);
+}
+
 std::vector<MissRecord> ArchiveModules::misses() const {
   std::lock_guard lock(mutex_);
   return misses_;

@@ -27,6 +27,7 @@ class ArchiveModules final : public HookListener {
   ModuleDecision DecideModule(const ModuleLoadRequest& request, const ModuleFileReader& reader,
                               std::vector<ModuleFromIr>* plan, std::string* why) override;
   void OnModuleNotServed(const ModuleLoadRequest& request, const std::string& why) override;
+  bool ServesModulesOf(const Digest& session_digest) override;
 
   std::vector<MissRecord> misses() const;
   size_t module_count() const { return archive_.index().getModules().size(); }

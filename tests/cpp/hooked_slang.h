@@ -104,6 +104,7 @@ inline CaptureListener& Hooks() {
     auto* created = new CaptureListener;
     HookOptions options;
     options.toolchain = "replayer-test";
+    options.verbose = getenv("SPREPLAY_TEST_VERBOSE") != nullptr;
     options.slang_library = kSlangLibrary;
     absl::Status status = ConfigureSlangHooks(options);
     EXPECT_TRUE(status.ok()) << status;
@@ -133,8 +134,12 @@ inline ComPtr<slang::IGlobalSession> NewHookedGlobalSession() {
 // passes for a CUDA device with default SlangCompilerOptions.
 class SglCudaSessionDesc {
  public:
+  // `module_cache_directories`: as with slangpy's module_cache_path, which
+  // puts a cache directory per include path ahead of them all and lets Slang
+  // load the modules it finds there.
   SglCudaSessionDesc(slang::IGlobalSession* global_session,
-                     const std::vector<std::string>& include_paths, int debug_info) {
+                     const std::vector<std::string>& include_paths, int debug_info,
+                     const std::vector<std::string>& module_cache_directories = {}) {
     Int(slang::CompilerOptionName::MatrixLayoutRow, 1);
     for (const char* warning : {"30856", "41012", "31010", "30051", "31106", "31107"})
       String(slang::CompilerOptionName::DisableWarning, warning);
@@ -147,6 +152,10 @@ class SglCudaSessionDesc {
     String(slang::CompilerOptionName::DumpIntermediatePrefix, "");
     Int(slang::CompilerOptionName::Capability, global_session->findCapability("hlsl_nvapi"));
     Int(slang::CompilerOptionName::LoopInversion, 1);
+    if (!module_cache_directories.empty())
+      Int(slang::CompilerOptionName::UseUpToDateBinaryModule, 1);
+    for (const std::string& path : module_cache_directories)
+      String(slang::CompilerOptionName::Include, path);
     for (const std::string& path : include_paths) String(slang::CompilerOptionName::Include, path);
     for (const auto& [name, value] :
          std::vector<std::pair<const char*, const char*>>{{"__TARGET_CUDA__", "1"},

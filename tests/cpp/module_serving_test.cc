@@ -49,6 +49,9 @@ class SwitchableListener final : public HookListener {
   void OnModuleNotServed(const ModuleLoadRequest& request, const std::string& why) override {
     if (target_) target_->OnModuleNotServed(request, why);
   }
+  bool ServesModulesOf(const Digest& session_digest) override {
+    return target_ && target_->ServesModulesOf(session_digest);
+  }
 
  private:
   HookListener* target_ = nullptr;
@@ -288,6 +291,38 @@ TEST_F(ServedModulesTest, StrictModeRefusesAModuleThatWouldLoadFromSource) {
   EXPECT_EQ(user, nullptr);
   EXPECT_THAT(BlobToString(diagnostics.get()), HasSubstr("SLANGPY_KERNELS_STRICT_MODULES"));
   EXPECT_THAT(BlobToString(diagnostics.get()), HasSubstr("helper.slang changed"));
+}
+
+TEST_F(ServedModulesTest, ASessionWithAModuleCacheIsServed) {
+  TempDir cache;
+  ArchiveModules modules(*archive_, /*strict=*/false);
+  Switch().Use(&modules);
+  const KernelCounts before = GetKernelCounts();
+  ComPtr<slang::IGlobalSession> live = NewHookedGlobalSession();
+  const std::vector<std::string> include_paths = {WheelSlangDirectory(), front_.path().string(),
+                                                  sources_.path().string()};
+  // sgl's layout: <module_cache_path>/<session uid>/<include path number>.
+  std::vector<std::string> cache_directories;
+  for (size_t i = 0; i < include_paths.size(); ++i) {
+    cache_directories.push_back((cache.path() / std::string(40, 'c') / std::to_string(i)).string());
+    std::filesystem::create_directories(cache_directories.back());
+  }
+  SglCudaSessionDesc desc(live.get(), include_paths, 0, cache_directories);
+  Hooks().Start();
+  ComPtr<slang::ISession> session;
+  ASSERT_EQ(live->createSession(desc.desc(), session.WriteRef()), SLANG_OK);
+  absl::StatusOr<std::string> code = CompileCallSite(
+      session.get(), "user.slang", fmt::format("call_site_{:040x}", 1), kWrapperBody);
+  std::vector<Recording> kernels = Hooks().Stop();
+  const KernelCounts after = GetKernelCounts();
+  Switch().Use(nullptr);
+  ASSERT_TRUE(code.ok()) << code.status();
+  for (const MissRecord& miss : modules.misses()) ADD_FAILURE() << miss.call_site << ": " << miss.reason;
+  EXPECT_EQ(after.modules_served - before.modules_served, 4u);
+  EXPECT_EQ(after.modules_compiled - before.modules_compiled, 0u);
+  ASSERT_EQ(kernels.size(), 1u);
+  EXPECT_EQ(kernels[0].program->digest, recordings_[0].program->digest);
+  EXPECT_EQ(*code, recordings_[0].code);
 }
 
 // A call site of a module loaded by absolute path, as slangpy makes one:

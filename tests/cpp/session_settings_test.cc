@@ -51,12 +51,23 @@ TEST(SessionSettingsTest, NamesOptionsAndLeavesLocationsOut) {
 
 TEST(SessionSettingsTest, AChangeNamesBothSides) {
   SessionConfig changed = SglLikeConfig();
-  changed.options.push_back(IntOption(slang::CompilerOptionName::UseUpToDateBinaryModule, 1));
+  changed.options.push_back(IntOption(slang::CompilerOptionName::Optimization, 3));
   changed.options[0].int0 = 2;
   EXPECT_EQ(DescribeSettingsChange(KeyedSettings(SglLikeConfig()), KeyedSettings(changed)),
-            "DebugInformation = 2; UseUpToDateBinaryModule = 1 here, against DebugInformation = 0 "
+            "DebugInformation = 2; Optimization = 3 here, against DebugInformation = 0 "
             "in the archive");
   EXPECT_EQ(DescribeSettingsChange(KeyedSettings(changed), KeyedSettings(changed)), "");
+}
+
+TEST(SessionSettingsTest, AModuleCacheChangesNoKey) {
+  // slangpy's module_cache_path adds UseUpToDateBinaryModule and cache
+  // directories ahead of the include paths: neither changes what compiles.
+  SessionConfig cached = SglLikeConfig();
+  cached.options.insert(cached.options.begin(),
+                        StringOption(slang::CompilerOptionName::Include, "/cache/uid/0"));
+  cached.options.push_back(IntOption(slang::CompilerOptionName::UseUpToDateBinaryModule, 1));
+  EXPECT_EQ(cached.ContentDigest(), SglLikeConfig().ContentDigest());
+  EXPECT_EQ(KeyedSettings(cached), KeyedSettings(SglLikeConfig()));
 }
 
 TEST(SessionSettingsTest, SettingsDifferExactlyWhenTheSessionDigestDoes) {
