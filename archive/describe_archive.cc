@@ -84,6 +84,17 @@ std::string DescribeAsTable(const Archive& archive) {
     line.erase(line.find_last_not_of(' ') + 1);
     out += line + '\n';
   }
+  const auto modules = index.getModules();
+  if (modules.size() > 0 || index.getUnservedModules().size() > 0) {
+    uint64_t ir_bytes = 0;
+    for (const auto module : modules) ir_bytes += module.getBlob().getSize();
+    out += fmt::format("{} Slang module{} as verified IR ({})\n", modules.size(),
+                       modules.size() == 1 ? "" : "s", HumanSize(ir_bytes));
+    for (const auto unserved : index.getUnservedModules()) {
+      out += fmt::format("  not as IR: {}: {}\n", Printable(AsView(unserved.getName())),
+                         Printable(AsView(unserved.getReason())));
+    }
+  }
   const size_t kernels = archive.kernel_count();
   out += fmt::format(
       "{}: {} kernel{}, {} ({} bytes), toolchain \"{}\", archive format {}, written by spreplay "
@@ -152,6 +163,28 @@ std::string DescribeAsJson(const Archive& archive) {
   json.Key("kernel_count").Uint(archive.kernel_count());
   json.Key("kernels").BeginArray();
   for (const auto entry : index.getEntries()) WriteEntry(entry, json);
+  json.EndArray();
+  json.Key("modules").BeginArray();
+  for (const auto module : index.getModules()) {
+    json.BeginObject();
+    json.Key("key").String(HexOf(module.getKey()));
+    json.Key("name").String(AsView(module.getName()));
+    json.Key("requested_name").String(AsView(module.getRequestedName()));
+    json.Key("session_digest").String(HexOf(module.getSessionDigest()));
+    json.Key("from_string").Bool(module.getSourceLookup().size() > 0);
+    json.Key("files").Uint(module.getFiles().size());
+    json.Key("imports").Uint(module.getImports().size());
+    json.Key("ir_bytes").Uint(module.getBlob().getSize());
+    json.EndObject();
+  }
+  json.EndArray();
+  json.Key("unserved_modules").BeginArray();
+  for (const auto unserved : index.getUnservedModules()) {
+    json.BeginObject();
+    json.Key("name").String(AsView(unserved.getName()));
+    json.Key("reason").String(AsView(unserved.getReason()));
+    json.EndObject();
+  }
   json.EndArray();
   json.EndObject();
   return json.text() + '\n';

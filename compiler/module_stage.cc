@@ -1,5 +1,6 @@
 #include "compiler/module_stage.h"
 
+#include <algorithm>
 #include <chrono>
 #include <deque>
 #include <memory>
@@ -79,6 +80,17 @@ ModuleMetadata MetadataOf(const SessionGroup& group, const SerializedSession& se
   return metadata;
 }
 
+bool HasDebugInformation(const SessionConfig& config) {
+  auto has = [](const std::vector<CompilerOption>& options) {
+    return std::any_of(options.begin(), options.end(), [](const CompilerOption& option) {
+      return option.name == static_cast<int32_t>(slang::CompilerOptionName::DebugInformation) &&
+             option.int0 != 0;
+    });
+  };
+  return has(config.options) || std::any_of(config.targets.begin(), config.targets.end(),
+                                             [&](const TargetConfig& t) { return has(t.options); });
+}
+
 std::string KernelLabel(const Trace& trace, const KernelRecord& record) {
   std::vector<trace_schema::CallSite::Reader> call_sites = trace.CallSitesOf(record);
   if (call_sites.empty()) return fmt::format("kernel {}", record.key.ToHex().substr(0, 16));
@@ -119,10 +131,16 @@ GroupOutcome ArchiveGroup(const Trace& trace, IrModuleBuilder& builder, const Se
     } else {
       failure = DescribePtxDifference(records[p]->code, *codes[p]);
     }
+    std::string first_line = failure.substr(0, failure.find('\n'));
+    if (first_line.ends_with(':')) first_line.pop_back();
     const std::string reason =
-        failure.empty() ? ""
-                        : fmt::format("{} rebuilt over IR: {}", KernelLabel(trace, *records[p]),
-                                      failure.substr(0, failure.find('\n')));
+        failure.empty()
+            ? ""
+            : fmt::format("{} rebuilt over IR: {}{}", KernelLabel(trace, *records[p]), first_line,
+                          HasDebugInformation(group.config)
+                              ? " (the session has debug information, whose source locations "
+                                "serialized IR does not carry)"
+                              : "");
     std::vector<size_t> modules;
     if (serialized.uses[p].ok()) {
       modules = *serialized.uses[p];

@@ -22,6 +22,8 @@ struct SessionInfo {
   Digest digest;           // config.ContentDigest()
   Digest location_digest;  // config.LocationDigest()
   uint64_t ordinal = 0;    // order of creation in this process, for diagnostics
+  // Created without the module cache sgl asked for (module_cache.h).
+  bool without_module_cache = false;
 };
 
 // One request for target code: an entry point of a linked program.

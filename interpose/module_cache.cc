@@ -44,4 +44,10 @@ std::vector<CompilerOption> WithoutModuleCache(const std::vector<CompilerOption>
   return kept;
 }
 
+std::string ModuleCacheFileName(const std::string& source_path) {
+  if (source_path.empty()) return source_path;
+  constexpr std::string_view kSlang = ".slang";
+  return source_path.ends_with(kSlang) ? source_path + "-module" : source_path + ".slang-module";
+}
+
 }  // namespace spreplay

@@ -11,6 +11,7 @@
 // therefore created without the module cache: its modules come from the
 // archive, or from source; never from a cache file Slang did not check.
 
+#include <string>
 #include <vector>
 
 #include "interpose/compiler_option.h"
@@ -22,5 +23,12 @@ bool UsesModuleCache(const std::vector<CompilerOption>& options);
 // `options` without UseUpToDateBinaryModule and the module cache's
 // directories.
 std::vector<CompilerOption> WithoutModuleCache(const std::vector<CompilerOption>& options);
+
+// The path a module served from IR is given in such a session: its source's
+// with sgl's cache extension, ".slang-module". sgl serializes every module of
+// a session with a module cache into the cache, unless its path says it came
+// from there; a served module must not be written (each process would pay a
+// serialization, and overwrite entries that stock slangpy would then reject).
+std::string ModuleCacheFileName(const std::string& source_path);
 
 }  // namespace spreplay

@@ -475,7 +475,8 @@ std::optional<Digest> LoadedModuleDigest(IModule* module) {
 // the same content; the last is the requested module. Fails, leaving the
 // modules loaded so far (content-checked, as the plan requires), when a
 // module is loaded with other content or Slang rejects the IR.
-absl::StatusOr<IModule*> LoadPlan(ISession* session, const std::vector<ModuleFromIr>& plan) {
+absl::StatusOr<IModule*> LoadPlan(ISession* session, const SessionInfo& info,
+                                  const std::vector<ModuleFromIr>& plan) {
   IModule* last = nullptr;
   for (const ModuleFromIr& step : plan) {
     if (IModule* loaded = LoadedModuleNamed(session, step.name)) {
@@ -488,8 +489,11 @@ absl::StatusOr<IModule*> LoadPlan(ISession* session, const std::vector<ModuleFro
     }
     ISlangBlob* ir = NewBorrowedBlob(step.ir, step.ir_size);
     ISlangBlob* diagnostics = nullptr;
+    const std::string path = info.without_module_cache && !step.description->source
+                                 ? ModuleCacheFileName(step.path)
+                                 : step.path;
     IModule* module = session->loadModuleFromIRBlob(
-        step.name.c_str(), step.path.empty() ? nullptr : step.path.c_str(), ir, &diagnostics);
+        step.name.c_str(), path.empty() ? nullptr : path.c_str(), ir, &diagnostics);
     ir->release();
     const std::string said = BlobToString(diagnostics);
     if (diagnostics) diagnostics->release();
@@ -550,7 +554,7 @@ ModuleServing ServeModule(ISession* session, ModuleLoadRequest& request,
     switch (decision) {
       case ModuleDecision::kPass:
         if (!plan.empty()) {
-          if (absl::StatusOr<IModule*> imports = LoadPlan(session, plan); !imports.ok())
+          if (absl::StatusOr<IModule*> imports = LoadPlan(session, *request.session, plan); !imports.ok())
             Log("imports of module {} not served: {}", request.Label(), imports.status().message());
         }
         if (!why.empty() && !serving.listener)
@@ -563,7 +567,7 @@ ModuleServing ServeModule(ISession* session, ModuleLoadRequest& request,
         if (diagnostics) *diagnostics = NewOwnedBlob(why + "\n");
         return {ModuleServing::kRefused, nullptr, listener, why};
       case ModuleDecision::kServe: {
-        absl::StatusOr<IModule*> loaded = LoadPlan(session, plan);
+        absl::StatusOr<IModule*> loaded = LoadPlan(session, *request.session, plan);
         if (loaded.ok() && *loaded) return {ModuleServing::kServed, *loaded, listener, ""};
         return {ModuleServing::kLoadFromSource, nullptr, listener,
                 loaded.ok() ? "the plan was empty" : std::string(loaded.status().message())};
@@ -716,6 +720,7 @@ SlangResult SLANG_MCALL HookCreateSession(IGlobalSession* self, const slang::Ses
   Patch(session, kCreateComposite, reinterpret_cast<void*>(&HookCreateComposite));
   Patch(session, kCreateTypeConformance, reinterpret_cast<void*>(&HookCreateTypeConformance));
 
+  info->without_module_cache = bypass_module_cache;
   {
     std::lock_guard lock(State().mutex);
     info->ordinal = State().session_count++;

@@ -323,6 +323,15 @@ TEST_F(ServedModulesTest, ASessionWithAModuleCacheIsServed) {
   ASSERT_EQ(kernels.size(), 1u);
   EXPECT_EQ(kernels[0].program->digest, recordings_[0].program->digest);
   EXPECT_EQ(*code, recordings_[0].code);
+  // sgl writes into its cache every module whose path does not say it came
+  // from there; served ones must not be.
+  std::vector<std::string> user_paths;
+  for (SlangInt i = 0; i < session->getLoadedModuleCount(); ++i) {
+    slang::IModule* module = session->getLoadedModule(i);
+    if (std::string_view(module->getName()) == "user.slang")
+      user_paths.push_back(module->getFilePath() ? module->getFilePath() : "");
+  }
+  EXPECT_THAT(user_paths, ::testing::ElementsAre((sources_.path() / "user.slang-module").string()));
 }
 
 // A call site of a module loaded by absolute path, as slangpy makes one:
