@@ -1,7 +1,5 @@
 #include "archive/archive_writer.h"
 
-#include <set>
-
 #include <algorithm>
 #include <set>
 #include <span>
@@ -233,7 +231,8 @@ absl::Status ArchiveWriter::Write(const std::string& path) const {
     served_modules.insert({module.metadata.session_digest, module.metadata.name});
   }
   unsigned unserved_count = 0;
-  for (const auto& [which, reason] : unserved_modules_) unserved_count += !served_modules.contains(which);
+  for (const auto& [which, reason] : unserved_modules_)
+    unserved_count += !served_modules.contains(which);
   auto unserved = index.initUnservedModules(unserved_count);
   position = 0;
   for (const auto& [which, reason] : unserved_modules_) {

@@ -58,10 +58,10 @@ struct KernelJob {
 // could not stand in for them, but their PTX can, exactly as Slang made it.
 // OptiX finds their entry points by the prefixes it requires of their names.
 bool IsOptixProgram(std::string_view ptx) {
-  static constexpr std::string_view kPrefixes[] = {
-      "__raygen__",    "__miss__",          "__closesthit__",
-      "__anyhit__",    "__intersection__",  "__direct_callable__",
-      "__exception__", "__continuation_callable__"};
+  static constexpr std::string_view kPrefixes[] = {"__raygen__",       "__miss__",
+                                                   "__closesthit__",   "__anyhit__",
+                                                   "__intersection__", "__direct_callable__",
+                                                   "__exception__",    "__continuation_callable__"};
   for (size_t at = ptx.find(".entry "); at != std::string_view::npos;
        at = ptx.find(".entry ", at + 1)) {
     const std::string_view name = ptx.substr(at + 7);

@@ -88,7 +88,7 @@ bool HasDebugInformation(const SessionConfig& config) {
     });
   };
   return has(config.options) || std::any_of(config.targets.begin(), config.targets.end(),
-                                             [&](const TargetConfig& t) { return has(t.options); });
+                                            [&](const TargetConfig& t) { return has(t.options); });
 }
 
 std::string KernelLabel(const Trace& trace, const KernelRecord& record) {
@@ -109,8 +109,8 @@ GroupOutcome ArchiveGroup(const Trace& trace, IrModuleBuilder& builder, const Se
     absl::StatusOr<Snapshot> snapshot = SnapshotFor(trace, *program);
     if (!snapshot.ok()) continue;
     snapshots.push_back(*std::move(snapshot));
-    programs.push_back({*program, &snapshots.back(), record->entry_point_index,
-                        record->target_index});
+    programs.push_back(
+        {*program, &snapshots.back(), record->entry_point_index, record->target_index});
     records.push_back(record);
   }
   const SerializedSession serialized = builder.Serialize(group.config, programs);
@@ -182,8 +182,9 @@ GroupOutcome ArchiveGroup(const Trace& trace, IrModuleBuilder& builder, const Se
 
 }  // namespace
 
-ModuleStageReport ArchiveModules(const Trace& trace, const std::vector<const KernelRecord*>& kernels,
-                                 size_t workers, ArchiveWriter& writer,
+ModuleStageReport ArchiveModules(const Trace& trace,
+                                 const std::vector<const KernelRecord*>& kernels, size_t workers,
+                                 ArchiveWriter& writer,
                                  const std::function<void(const std::string&)>& progress) {
   const auto start = std::chrono::steady_clock::now();
   std::vector<SessionGroup> groups;
@@ -224,7 +225,8 @@ ModuleStageReport ArchiveModules(const Trace& trace, const std::vector<const Ker
       writer.AddModule(std::move(metadata), std::move(ir));
     }
     for (UnservedModule& refused : outcome.refused) {
-      if (progress) progress(fmt::format("module '{}' not archived as IR: {}", refused.name, refused.reason));
+      if (progress)
+        progress(fmt::format("module '{}' not archived as IR: {}", refused.name, refused.reason));
       ++report.refused;
       writer.AddUnservedModule(std::move(refused));
     }

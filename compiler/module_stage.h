@@ -25,8 +25,9 @@ struct ModuleStageReport {
 // `kernels`: the records whose kernels compile verified; their modules are
 // the candidates. Adds each verified module to `writer`, and each refused
 // one with why.
-ModuleStageReport ArchiveModules(const Trace& trace, const std::vector<const KernelRecord*>& kernels,
-                                 size_t workers, ArchiveWriter& writer,
+ModuleStageReport ArchiveModules(const Trace& trace,
+                                 const std::vector<const KernelRecord*>& kernels, size_t workers,
+                                 ArchiveWriter& writer,
                                  const std::function<void(const std::string&)>& progress);
 
 }  // namespace spreplay

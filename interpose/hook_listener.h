@@ -79,7 +79,7 @@ struct ModuleLoadRequest {
 // first, the requested module last.
 struct ModuleFromIr {
   std::string name;
-  std::string path;  // "" for none
+  std::string path;          // "" for none
   const void* ir = nullptr;  // kept alive by the listener for the process's life
   size_t ir_size = 0;
   ComponentPtr description;  // as a load from source would describe it

@@ -15,8 +15,8 @@ Digest IrModuleKey(std::string_view toolchain, const Digest& session, const Comp
       .Finish();
 }
 
-Digest SourceModuleLookup(std::string_view toolchain, const Digest& session,
-                          std::string_view name, std::string_view path, std::string_view text) {
+Digest SourceModuleLookup(std::string_view toolchain, const Digest& session, std::string_view name,
+                          std::string_view path, std::string_view text) {
   return KeyHasher("spreplay.ir-source.v1")
       .Text(toolchain)
       .Hash(session)

@@ -17,8 +17,8 @@ Digest IrModuleKey(std::string_view toolchain, const Digest& session, const Comp
 
 // What a module loaded from a string is found by before Slang sees it: the
 // arguments of loadModuleFromSourceString, exactly as passed.
-Digest SourceModuleLookup(std::string_view toolchain, const Digest& session,
-                          std::string_view name, std::string_view path, std::string_view text);
+Digest SourceModuleLookup(std::string_view toolchain, const Digest& session, std::string_view name,
+                          std::string_view path, std::string_view text);
 
 // Whether `path` is one Slang made up for a module loaded from a string
 // without one: the SHA-1 of its text in lowercase hex.

@@ -16,8 +16,8 @@ std::string SearchDirectory(const SessionConfig& config, const std::string& sear
     directory = config.working_directory;
   } else if (directory.front() != '/') {
     if (config.working_directory.empty()) return "";
-    directory = Join(config.working_directory, directory.starts_with("./") ? directory.substr(2)
-                                                                            : directory);
+    directory = Join(config.working_directory,
+                     directory.starts_with("./") ? directory.substr(2) : directory);
   }
   while (directory.size() > 1 && directory.back() == '/') directory.pop_back();
   return directory;

@@ -33,7 +33,6 @@ std::string PathUnderRoot(const SessionConfig& config, const RootedPath& rooted)
 // The paths Slang would look at before `rooted`'s when it searches the
 // session's search paths in order: a file appearing at one of them would
 // be found instead.
-std::vector<std::string> PathsSearchedBefore(const SessionConfig& config,
-                                             const RootedPath& rooted);
+std::vector<std::string> PathsSearchedBefore(const SessionConfig& config, const RootedPath& rooted);
 
 }  // namespace spreplay

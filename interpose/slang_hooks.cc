@@ -481,8 +481,8 @@ absl::StatusOr<IModule*> LoadPlan(ISession* session, const SessionInfo& info,
   for (const ModuleFromIr& step : plan) {
     if (IModule* loaded = LoadedModuleNamed(session, step.name)) {
       if (LoadedModuleDigest(loaded) != step.description->digest) {
-        return absl::FailedPreconditionError(fmt::format(
-            "the session already holds a module '{}' with other content", step.name));
+        return absl::FailedPreconditionError(
+            fmt::format("the session already holds a module '{}' with other content", step.name));
       }
       last = loaded;
       continue;
@@ -509,8 +509,7 @@ absl::StatusOr<IModule*> LoadPlan(ISession* session, const SessionInfo& info,
       std::lock_guard lock(State().mutex);
       if (step.description->source)
         State().string_modules[std::make_pair(static_cast<const void*>(session),
-                                              step.description->path)] =
-            step.description->digest;
+                                              step.description->path)] = step.description->digest;
     }
     for (HookListener* listener : State().listeners)
       Notify(listener, [&](HookListener& it) { it.OnModuleLoaded(step.description, step.files); });
@@ -530,8 +529,7 @@ struct ModuleServing {
 };
 
 // Asks the listeners whether `request` can be served from IR, and does it.
-ModuleServing ServeModule(ISession* session, ModuleLoadRequest& request,
-                          ISlangBlob** diagnostics) {
+ModuleServing ServeModule(ISession* session, ModuleLoadRequest& request, ISlangBlob** diagnostics) {
   ModuleServing serving;
   {
     std::lock_guard lock(State().mutex);
@@ -554,7 +552,8 @@ ModuleServing ServeModule(ISession* session, ModuleLoadRequest& request,
     switch (decision) {
       case ModuleDecision::kPass:
         if (!plan.empty()) {
-          if (absl::StatusOr<IModule*> imports = LoadPlan(session, *request.session, plan); !imports.ok())
+          if (absl::StatusOr<IModule*> imports = LoadPlan(session, *request.session, plan);
+              !imports.ok())
             Log("imports of module {} not served: {}", request.Label(), imports.status().message());
         }
         if (!why.empty() && !serving.listener)

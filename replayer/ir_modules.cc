@@ -1,7 +1,7 @@
 #include "replayer/ir_modules.h"
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/container/btree_set.h"
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "fmt/format.h"
 #include "interpose/blobs.h"
@@ -205,8 +205,8 @@ std::vector<absl::StatusOr<std::string>> IrModuleBuilder::RebuildFromIr(
       continue;
     }
     if (*layout != serialized.layouts[p]) {
-      codes.push_back(absl::FailedPreconditionError(
-          "its layout from IR differs from its layout from source"));
+      codes.push_back(
+          absl::FailedPreconditionError("its layout from IR differs from its layout from source"));
       continue;
     }
     ComPtr<ISlangBlob> code;

@@ -98,12 +98,13 @@ std::optional<Digest> ReplaySession::DependencyDigest(const std::string& path) {
 absl::StatusOr<ComponentPtr> ReplaySession::Describe(slang::IModule* module) {
   if (auto it = adopted_.find(module); it != adopted_.end()) return it->second;
   auto request = requests_.find(module);
-  return DescribeLoadedModule(
-      module, request == requests_.end() ? ModuleRequest{} : request->second,
-      [this](const std::string& path) -> absl::StatusOr<Digest> {
-        if (std::optional<Digest> digest = DependencyDigest(path)) return *digest;
-        return absl::NotFoundError("the replay cannot account for it");
-      });
+  return DescribeLoadedModule(module,
+                              request == requests_.end() ? ModuleRequest{} : request->second,
+                              [this](const std::string& path) -> absl::StatusOr<Digest> {
+                                if (std::optional<Digest> digest = DependencyDigest(path))
+                                  return *digest;
+                                return absl::NotFoundError("the replay cannot account for it");
+                              });
 }
 
 absl::StatusOr<slang::IModule*> ReplaySession::LoadFromIr(const ComponentPtr& recorded,
@@ -115,8 +116,7 @@ absl::StatusOr<slang::IModule*> ReplaySession::LoadFromIr(const ComponentPtr& re
       diagnostics.WriteRef());
   if (!module) {
     return absl::InvalidArgumentError(fmt::format("Slang could not load module '{}' from IR:\n{}",
-                                                  recorded->name,
-                                                  BlobToString(diagnostics.get())));
+                                                  recorded->name, BlobToString(diagnostics.get())));
   }
   adopted_[module] = recorded;
   if (recorded->source) string_modules_.insert_or_assign(recorded->path, recorded->digest);
@@ -141,7 +141,8 @@ absl::StatusOr<LoadedModule> ReplaySession::LoadModule(const Component& recorded
     return absl::InvalidArgumentError(fmt::format("Slang failed to load module '{}':\n{}",
                                                   recorded.name, BlobToString(blob.get())));
   }
-  if (auto it = adopted_.find(module); it != adopted_.end()) return LoadedModule{module, it->second};
+  if (auto it = adopted_.find(module); it != adopted_.end())
+    return LoadedModule{module, it->second};
   const ModuleRequest& first = requests_.try_emplace(module, std::move(request)).first->second;
   absl::StatusOr<ComponentPtr> description = DescribeLoadedModule(
       module, first, [this](const std::string& path) -> absl::StatusOr<Digest> {

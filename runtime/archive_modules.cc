@@ -47,8 +47,7 @@ bool IsBareName(std::string_view name) { return name.find('/') == std::string_vi
 // How a request by absolute path is indexed: by the path below its root, the
 // same wherever the app and its virtualenv are installed.
 std::string RequestKey(const RootedPath& rooted) {
-  return fmt::format("\x01{}:{}:{}", static_cast<int>(rooted.root), rooted.index,
-                     rooted.relative);
+  return fmt::format("\x01{}:{}:{}", static_cast<int>(rooted.root), rooted.index, rooted.relative);
 }
 
 }  // namespace
@@ -149,9 +148,10 @@ std::string ArchiveModules::Plan(size_t position, bool requested, Planning& plan
       return fmt::format("{} lies below a search path this session lacks", rooted.relative);
     if (rooted.root == PathRoot::kAbsolute && IsPseudoPath(local)) {
       if (planning.reader.string_module(local) != recorded)
-        return fmt::format("module '{}' imports a module loaded from a string that this session "
-                           "does not hold",
-                           name);
+        return fmt::format(
+            "module '{}' imports a module loaded from a string that this session "
+            "does not hold",
+            name);
     } else {
       absl::StatusOr<FileContent> content = planning.reader.file(local);
       if (!content.ok()) return fmt::format("{}: {}", local, content.status().message());
@@ -174,9 +174,9 @@ std::string ArchiveModules::Plan(size_t position, bool requested, Planning& plan
                                          std::move(dependencies));
   } else {
     step.path = PathUnderRoot(config, RootedOf(module.getFilePath()));
-    step.description = Component::Module(name, module.getFilePath().getRecordedPath().cStr(),
-                                         module.getRequestedName().cStr(), std::nullopt,
-                                         std::move(dependencies));
+    step.description =
+        Component::Module(name, module.getFilePath().getRecordedPath().cStr(),
+                          module.getRequestedName().cStr(), std::nullopt, std::move(dependencies));
   }
   if (step.description->digest != content)
     return fmt::format("module '{}' would differ from the archived one", name);
@@ -205,9 +205,8 @@ ModuleDecision ArchiveModules::DecideModule(const ModuleLoadRequest& request,
     return miss(fmt::format("the archive was built for {}", toolchain_));
   std::vector<size_t> candidates;
   if (request.text) {
-    const Digest lookup =
-        SourceModuleLookup(request.toolchain, request.session->digest, request.name, request.path,
-                           *request.text);
+    const Digest lookup = SourceModuleLookup(request.toolchain, request.session->digest,
+                                             request.name, request.path, *request.text);
     if (auto it = by_source_.find(lookup); it != by_source_.end()) candidates.push_back(it->second);
   } else {
     const std::string& requested = request.requested_name;

@@ -31,7 +31,9 @@ constexpr const char* kSlangPackageDir = SPREPLAY_SLANG_PACKAGE_DIR;
 constexpr const char* kSlangLibrary = SPREPLAY_SLANG_LIBRARY;
 // NVRTC from $CUDA_HOME (the CUDA compilers `make setup` installed) or the
 // system toolkit.
-inline std::string NvrtcDirectory() { return DefaultNvrtcDirectory().value_or("/usr/local/cuda/lib64"); }
+inline std::string NvrtcDirectory() {
+  return DefaultNvrtcDirectory().value_or("/usr/local/cuda/lib64");
+}
 
 // ---------------------------------------------------------------------------------------------
 // Capturing what the hooks report
@@ -213,7 +215,8 @@ inline std::string Diagnostics(const ComPtr<ISlangBlob>& blob) { return BlobToSt
 
 // Links a composite the way sgl does and asks for its first entry point's code.
 inline absl::StatusOr<std::string> LinkAndGenerate(slang::IComponentType* composite,
-                                            slang::CompilerOptionEntry* options, uint32_t count) {
+                                                   slang::CompilerOptionEntry* options,
+                                                   uint32_t count) {
   ComPtr<ISlangBlob> diagnostics;
   ComPtr<slang::IComponentType> linked;
   if (SLANG_FAILED(
@@ -227,9 +230,9 @@ inline absl::StatusOr<std::string> LinkAndGenerate(slang::IComponentType* compos
 
 // Composes `parts` the way sgl does, links and generates the first entry point.
 inline absl::StatusOr<std::string> ComposeAndGenerate(slang::ISession* session,
-                                               std::vector<slang::IComponentType*> parts,
-                                               slang::CompilerOptionEntry* options = nullptr,
-                                               uint32_t count = 0) {
+                                                      std::vector<slang::IComponentType*> parts,
+                                                      slang::CompilerOptionEntry* options = nullptr,
+                                                      uint32_t count = 0) {
   ComPtr<ISlangBlob> diagnostics;
   ComPtr<slang::IComponentType> composite;
   if (SLANG_FAILED(
@@ -242,9 +245,9 @@ inline absl::StatusOr<std::string> ComposeAndGenerate(slang::ISession* session,
 // A slangpy call site: a generated wrapper module that imports the user's
 // module, linked with it. Compiles one kernel in `session` and returns its code.
 inline absl::StatusOr<std::string> CompileCallSite(slang::ISession* session,
-                                            const std::string& user_module,
-                                            const std::string& wrapper_name,
-                                            const std::string& wrapper_body) {
+                                                   const std::string& user_module,
+                                                   const std::string& wrapper_name,
+                                                   const std::string& wrapper_body) {
   ComPtr<ISlangBlob> diagnostics;
   // sgl's resolve_module_name turns "user" into "user.slang" when that file
   // exists in an include path, and loads the module by that name.
@@ -339,9 +342,9 @@ inline absl::StatusOr<ReplayedKernel> Replay(Replayer& replayer, const Recording
 
 // Records every kernel `compile` compiles in one live sgl-like session whose
 // include paths are `include_paths`.
-inline std::vector<Recording> RecordSession(slang::IGlobalSession* global_session,
-                                     const std::vector<std::string>& include_paths, int debug_info,
-                                     const std::function<absl::Status(slang::ISession*)>& compile) {
+inline std::vector<Recording> RecordSession(
+    slang::IGlobalSession* global_session, const std::vector<std::string>& include_paths,
+    int debug_info, const std::function<absl::Status(slang::ISession*)>& compile) {
   SglCudaSessionDesc desc(global_session, include_paths, debug_info);
   Hooks().Start();
   ComPtr<slang::ISession> session;
@@ -366,9 +369,9 @@ inline void ExpectEachReplaysIdentically(const std::vector<Recording>& recording
 // Records the kernels of `wrapper_bodies`, each its own call site, compiled in
 // one live sgl-like session whose include paths are `include_paths`.
 inline std::vector<Recording> RecordCallSites(slang::IGlobalSession* global_session,
-                                       const std::vector<std::string>& include_paths,
-                                       const std::vector<std::string>& wrapper_bodies,
-                                       int debug_info = 0) {
+                                              const std::vector<std::string>& include_paths,
+                                              const std::vector<std::string>& wrapper_bodies,
+                                              int debug_info = 0) {
   std::vector<Recording> recordings = RecordSession(
       global_session, include_paths, debug_info, [&](slang::ISession* session) -> absl::Status {
         for (size_t i = 0; i < wrapper_bodies.size(); ++i) {

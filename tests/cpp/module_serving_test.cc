@@ -241,8 +241,7 @@ TEST_F(ServedModulesTest, ServesEveryModuleUnderTheRecordedKernelKeys) {
 TEST_F(ServedModulesTest, AMovedAppIsServedInFull) {
   TempDir moved;
   TempDir moved_front;
-  std::filesystem::copy(sources_.path(), moved.path(),
-                        std::filesystem::copy_options::recursive);
+  std::filesystem::copy(sources_.path(), moved.path(), std::filesystem::copy_options::recursive);
   sources_.Remove();
   front_.Remove();
   const Run run = ServeFrom(moved_front, moved);
@@ -317,7 +316,8 @@ TEST_F(ServedModulesTest, ASessionWithAModuleCacheIsServed) {
   const KernelCounts after = GetKernelCounts();
   Switch().Use(nullptr);
   ASSERT_TRUE(code.ok()) << code.status();
-  for (const MissRecord& miss : modules.misses()) ADD_FAILURE() << miss.call_site << ": " << miss.reason;
+  for (const MissRecord& miss : modules.misses())
+    ADD_FAILURE() << miss.call_site << ": " << miss.reason;
   EXPECT_EQ(after.modules_served - before.modules_served, 4u);
   EXPECT_EQ(after.modules_compiled - before.modules_compiled, 0u);
   ASSERT_EQ(kernels.size(), 1u);
@@ -371,11 +371,11 @@ TEST(ServedModulesByPathTest, AModuleLoadedByAbsolutePathIsServedFromItsNewPlace
     ASSERT_TRUE(recorder.ok()) << recorder.status();
     Switch().Use(recorder->get());
     ComPtr<slang::IGlobalSession> live = NewHookedGlobalSession();
-    recorded = RecordSession(live.get(), {WheelSlangDirectory(), sources.path().string()}, 0,
-                             [&](slang::ISession* session) {
-                               return CompileModuleLoadedByPath(session,
-                                                                sources.path() / "user.slang");
-                             });
+    recorded =
+        RecordSession(live.get(), {WheelSlangDirectory(), sources.path().string()}, 0,
+                      [&](slang::ISession* session) {
+                        return CompileModuleLoadedByPath(session, sources.path() / "user.slang");
+                      });
     Switch().Use(nullptr);
   }
   ASSERT_EQ(recorded.size(), 1u);
@@ -398,11 +398,10 @@ TEST(ServedModulesByPathTest, AModuleLoadedByAbsolutePathIsServedFromItsNewPlace
   Switch().Use(&modules);
   const KernelCounts before = GetKernelCounts();
   ComPtr<slang::IGlobalSession> live = NewHookedGlobalSession();
-  std::vector<Recording> served =
-      RecordSession(live.get(), {WheelSlangDirectory(), moved.path().string()}, 0,
-                    [&](slang::ISession* session) {
-                      return CompileModuleLoadedByPath(session, moved.path() / "user.slang");
-                    });
+  std::vector<Recording> served = RecordSession(
+      live.get(), {WheelSlangDirectory(), moved.path().string()}, 0, [&](slang::ISession* session) {
+        return CompileModuleLoadedByPath(session, moved.path() / "user.slang");
+      });
   const KernelCounts after = GetKernelCounts();
   Switch().Use(nullptr);
   EXPECT_THAT(modules.misses(), ::testing::IsEmpty());

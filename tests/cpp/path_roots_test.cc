@@ -18,7 +18,8 @@ SessionConfig Config(const std::string& venv, const std::string& app,
   SessionConfig config;
   config.slangpy_directory = venv + "/slangpy";
   config.working_directory = app;
-  for (const std::string& directory : cache_directories) config.options.push_back(Include(directory));
+  for (const std::string& directory : cache_directories)
+    config.options.push_back(Include(directory));
   config.options.push_back(Include(venv + "/slangpy/slang"));
   config.options.push_back(Include("."));
   return config;

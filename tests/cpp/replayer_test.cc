@@ -5,8 +5,6 @@
 
 #include "replayer/replayer.h"
 
-#include "tests/cpp/hooked_slang.h"
-
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -28,6 +26,7 @@
 #include "replayer/nvrtc_location.h"
 #include "replayer/recorded_working_directory.h"
 #include "slang.h"
+#include "tests/cpp/hooked_slang.h"
 
 namespace spreplay {
 namespace {
