@@ -369,7 +369,7 @@ absl::StatusOr<CompileReport> CompileTrace(const Trace& trace, const std::string
       if (!job.failed()) verified.push_back(job.record);
     }
     const ModuleStageReport modules =
-        ArchiveModules(trace, verified, workers, writer, options.notice);
+        ArchiveVerifiedModules(trace, verified, workers, cache, writer, options.notice);
     report.modules_archived = modules.archived;
     report.modules_refused = modules.refused;
     report.module_ir_bytes = modules.ir_bytes;

@@ -13,6 +13,7 @@
 #include "compiler/ptx_comparison.h"
 #include "compiler/trace_snapshot.h"
 #include "fmt/format.h"
+#include "interpose/key_hasher.h"
 #include "interpose/module_keys.h"
 #include "interpose/path_roots.h"
 #include "replayer/ir_modules.h"
@@ -182,10 +183,11 @@ GroupOutcome ArchiveGroup(const Trace& trace, IrModuleBuilder& builder, const Se
 
 }  // namespace
 
-ModuleStageReport ArchiveModules(const Trace& trace,
-                                 const std::vector<const KernelRecord*>& kernels, size_t workers,
-                                 ArchiveWriter& writer,
-                                 const std::function<void(const std::string&)>& progress) {
+ModuleStageReport ArchiveVerifiedModules(const Trace& trace,
+                                         const std::vector<const KernelRecord*>& kernels,
+                                         size_t workers, const CompileCache& cache,
+                                         ArchiveWriter& writer,
+                                         const std::function<void(const std::string&)>& progress) {
   const auto start = std::chrono::steady_clock::now();
   std::vector<SessionGroup> groups;
   absl::flat_hash_map<Digest, size_t> group_of;
@@ -220,6 +222,13 @@ ModuleStageReport ArchiveModules(const Trace& trace,
   ModuleStageReport report;
   for (GroupOutcome& outcome : outcomes) {
     for (auto& [metadata, ir] : outcome.archived) {
+      const Digest name =
+          KeyHasher("spreplay.verified-ir.v1").Hash(metadata.key).Text(SlangBuildTag()).Finish();
+      if (std::optional<std::string> verified_before = cache.Get(name)) {
+        ir = *std::move(verified_before);
+      } else if (absl::Status status = cache.Put(name, ir); !status.ok() && progress) {
+        progress(fmt::format("warning: {}", status.message()));
+      }
       report.ir_bytes += ir.size();
       ++report.archived;
       writer.AddModule(std::move(metadata), std::move(ir));

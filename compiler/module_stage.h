@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "archive/archive_writer.h"
+#include "compiler/compile_cache.h"
+#include "compiler/compile_cache.h"
 #include "recorder/trace_reader.h"
 
 namespace spreplay {
@@ -24,10 +26,13 @@ struct ModuleStageReport {
 
 // `kernels`: the records whose kernels compile verified; their modules are
 // the candidates. Adds each verified module to `writer`, and each refused
-// one with why.
-ModuleStageReport ArchiveModules(const Trace& trace,
-                                 const std::vector<const KernelRecord*>& kernels, size_t workers,
-                                 ArchiveWriter& writer,
-                                 const std::function<void(const std::string&)>& progress);
+// one with why. Slang's serializer is not byte-reproducible (a few bytes of
+// slangpy's library differ from run to run), so `cache` keeps the first IR
+// verified under each module key, and later compiles archive those bytes.
+ModuleStageReport ArchiveVerifiedModules(const Trace& trace,
+                                         const std::vector<const KernelRecord*>& kernels,
+                                         size_t workers, const CompileCache& cache,
+                                         ArchiveWriter& writer,
+                                         const std::function<void(const std::string&)>& progress);
 
 }  // namespace spreplay

@@ -125,7 +125,14 @@ class HookListener {
   // (their content digest), which then run without slangpy's module cache
   // (module_cache.h).
   virtual bool ServesModulesOf(const Digest& session_digest) { return false; }
-  // The plan of a kServe could not be carried out: the module loads from source.
+  // A module this listener passed on (kPass with `why`), or whose kServe plan
+  // could not be carried out, is about to load from source: the refusal to
+  // fail the load with instead (strict mode), or nullopt.
+  virtual std::optional<std::string> RefuseUnservedModule(const ModuleLoadRequest& request,
+                                                          const std::string& why) {
+    return std::nullopt;
+  }
+  // It loaded from source.
   virtual void OnModuleNotServed(const ModuleLoadRequest& request, const std::string& why) {}
 };
 

@@ -458,6 +458,15 @@ IModule* LoadedModuleNamed(ISession* session, const std::string& name) {
   return nullptr;
 }
 
+// Whether Slang holds the module `requested` names: "user" and "user.slang"
+// both name a module Slang called "user".
+bool HoldsModuleRequestedAs(ISession* session, const std::string& requested) {
+  constexpr std::string_view kExtension = ".slang";
+  return LoadedModuleNamed(session, requested) ||
+         (requested.ends_with(kExtension) &&
+          LoadedModuleNamed(session, requested.substr(0, requested.size() - kExtension.size())));
+}
+
 // The content digest of a module Slang holds, describing it first if the
 // hooks never saw it (Slang loaded it for an import).
 std::optional<Digest> LoadedModuleDigest(IModule* module) {
@@ -561,15 +570,24 @@ ModuleServing ServeModule(ISession* session, ModuleLoadRequest& request, ISlangB
         continue;
       case ModuleDecision::kRefuse:
         // Asking again for a module Slang holds is no load.
-        if (!request.text && LoadedModuleNamed(session, request.requested_name)) return {};
+        if (!request.text && HoldsModuleRequestedAs(session, request.requested_name)) return {};
         Count(&KernelCounts::modules_refused);
         if (diagnostics) *diagnostics = NewOwnedBlob(why + "\n");
         return {ModuleServing::kRefused, nullptr, listener, why};
       case ModuleDecision::kServe: {
         absl::StatusOr<IModule*> loaded = LoadPlan(session, *request.session, plan);
         if (loaded.ok() && *loaded) return {ModuleServing::kServed, *loaded, listener, ""};
-        return {ModuleServing::kLoadFromSource, nullptr, listener,
-                loaded.ok() ? "the plan was empty" : std::string(loaded.status().message())};
+        const std::string failure =
+            loaded.ok() ? "the plan was empty" : std::string(loaded.status().message());
+        std::optional<std::string> refusal;
+        Notify(listener,
+               [&](HookListener& it) { refusal = it.RefuseUnservedModule(request, failure); });
+        if (refusal) {
+          Count(&KernelCounts::modules_refused);
+          if (diagnostics) *diagnostics = NewOwnedBlob(*refusal + "\n");
+          return {ModuleServing::kRefused, nullptr, listener, *refusal};
+        }
+        return {ModuleServing::kLoadFromSource, nullptr, listener, failure};
       }
     }
   }

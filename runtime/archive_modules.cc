@@ -35,9 +35,9 @@ RootedPath RootedOf(schema::ModuleFile::Reader file) {
   return {RootOf(file.getRoot()), file.getRootIndex(), file.getRelativePath().cStr()};
 }
 
-bool Exists(const std::string& path) {
+bool IsFile(const std::string& path) {
   struct stat status;
-  return ::stat(path.c_str(), &status) == 0;
+  return ::stat(path.c_str(), &status) == 0 && S_ISREG(status.st_mode);
 }
 
 // A module's name fit to find it by when it was asked for by that name: not
@@ -56,6 +56,12 @@ struct ArchiveModules::Planning {
   const ModuleLoadRequest& request;
   const ModuleFileReader& reader;
   absl::flat_hash_set<size_t> planned;
+  // Modules found unservable, with why: each is checked once per request,
+  // however many of the others import it.
+  absl::flat_hash_map<size_t, std::string> failed;
+  // Modules whose imports are being planned: a cycle, which only a damaged
+  // archive holds, must end in an error, not in endless recursion.
+  absl::flat_hash_set<size_t> visiting;
   std::vector<ModuleFromIr> plan;
 };
 
@@ -82,8 +88,25 @@ ArchiveModules::ArchiveModules(const Archive& archive, bool strict)
   }
 }
 
+void ArchiveModules::OnToolchainKnown(const std::string& toolchain, const std::string&) {
+  std::lock_guard lock(mutex_);
+  other_toolchain_ = toolchain != toolchain_;
+}
+
 bool ArchiveModules::ServesModulesOf(const Digest& session_digest) {
-  return sessions_.contains(session_digest);
+  std::lock_guard lock(mutex_);
+  return !other_toolchain_ && sessions_.contains(session_digest);
+}
+
+std::optional<std::string> ArchiveModules::RefuseUnservedModule(const ModuleLoadRequest& request,
+                                                                const std::string& why) {
+  if (!strict_) return std::nullopt;
+  std::lock_guard lock(mutex_);
+  misses_.push_back({fmt::format("module {}", request.Label()), why, true});
+  return fmt::format(
+      "spreplay: module {} is not served from {} ({}); SLANGPY_KERNELS_STRICT_MODULES forbids "
+      "loading it from source",
+      request.Label(), archive_.source_name(), why);
 }
 
 std::vector<MissRecord> ArchiveModules::misses() const {
@@ -102,9 +125,12 @@ std::string ArchiveModules::NoCandidate(const ModuleLoadRequest& request) const 
     return sessions_.empty() ? "the archive holds no modules (built with --no-modules?)"
                              : "the archive holds no modules of this session configuration";
   }
+  const std::string label = request.Label();
+  const std::string_view stem = std::string_view(label).substr(
+      0, label.ends_with(".slang") ? label.size() - 6 : label.size());
   for (const auto unserved : archive_.index().getUnservedModules()) {
-    if (DigestOf(unserved.getSessionDigest()) == session &&
-        std::string_view(unserved.getName().cStr()) == request.Label()) {
+    const std::string_view name = unserved.getName().cStr();
+    if (DigestOf(unserved.getSessionDigest()) == session && (name == label || name == stem)) {
       return fmt::format("`spreplay compile` did not archive it: {}", unserved.getReason().cStr());
     }
   }
@@ -115,6 +141,47 @@ std::string ArchiveModules::NoCandidate(const ModuleLoadRequest& request) const 
 
 std::string ArchiveModules::Plan(size_t position, bool requested, Planning& planning) const {
   if (planning.planned.contains(position)) return "";
+  if (auto it = planning.failed.find(position); it != planning.failed.end()) return it->second;
+  if (!planning.visiting.insert(position).second)
+    return fmt::format("{} is damaged: its modules import each other in a cycle",
+                       archive_.source_name());
+  std::string why = PlanOnce(position, requested, planning);
+  planning.visiting.erase(position);
+  if (!why.empty()) planning.failed.emplace(position, why);
+  return why;
+}
+
+std::string ArchiveModules::ImportFoundBesideItsImporter(schema::ModuleEntry::Reader module,
+                                                         const Planning& planning) const {
+  // Slang looks for an imported module next to the importing file before it
+  // searches the search paths. Which of this module's files imports which is
+  // not recorded, so a file now beside any of them, named as an imported
+  // module was found below its search path, might be the one Slang imports.
+  const SessionConfig& config = planning.request.session->config;
+  absl::flat_hash_set<std::string> directories;
+  for (const auto file : module.getFiles()) {
+    const std::string local = PathUnderRoot(config, RootedOf(file));
+    if (const size_t slash = local.rfind('/'); slash != std::string::npos && slash > 0)
+      directories.insert(local.substr(0, slash));
+  }
+  const auto modules = archive_.index().getModules();
+  for (const auto key : module.getImports()) {
+    auto it = by_key_.find(DigestOf(key));
+    if (it == by_key_.end()) continue;
+    const RootedPath imported = RootedOf(modules[static_cast<unsigned>(it->second)].getFilePath());
+    if (imported.root != PathRoot::kSearchPath) continue;
+    const std::string local = PathUnderRoot(config, imported);
+    for (const std::string& directory : directories) {
+      const std::string beside = directory + "/" + imported.relative;
+      if (beside != local && IsFile(beside))
+        return fmt::format("{} would now be imported from {}, ahead of {}", imported.relative,
+                           beside, local);
+    }
+  }
+  return "";
+}
+
+std::string ArchiveModules::PlanOnce(size_t position, bool requested, Planning& planning) const {
   const auto module = archive_.index().getModules()[static_cast<unsigned>(position)];
   const SessionConfig& config = planning.request.session->config;
   const std::string name = module.getName().cStr();
@@ -140,6 +207,7 @@ std::string ArchiveModules::Plan(size_t position, bool requested, Planning& plan
   if (!failed_import.empty()) return failed_import;
   ModuleFromIr step;
   std::vector<SourceFile> dependencies;
+  if (std::string why = ImportFoundBesideItsImporter(module, planning); !why.empty()) return why;
   for (const auto file : module.getFiles()) {
     const RootedPath rooted = RootedOf(file);
     const Digest recorded = DigestOf(file.getDigest());
@@ -156,9 +224,9 @@ std::string ArchiveModules::Plan(size_t position, bool requested, Planning& plan
       absl::StatusOr<FileContent> content = planning.reader.file(local);
       if (!content.ok()) return fmt::format("{}: {}", local, content.status().message());
       if (content->digest != recorded) return fmt::format("{} changed", local);
-      for (const std::string& earlier : PathsSearchedBefore(config, rooted)) {
-        if (Exists(earlier))
-          return fmt::format("{} would now be found at {}, ahead of {}", rooted.relative, earlier,
+      for (const std::string& path : PathsSearchedBefore(config, rooted)) {
+        if (IsFile(path))
+          return fmt::format("{} would now be found at {}, ahead of {}", rooted.relative, path,
                              local);
       }
       step.files.push_back(*std::move(content));
@@ -194,13 +262,16 @@ ModuleDecision ArchiveModules::DecideModule(const ModuleLoadRequest& request,
                                             std::vector<ModuleFromIr>* plan, std::string* why) {
   if (!request.session) return ModuleDecision::kPass;
   auto miss = [&](std::string reason) {
-    *why = strict_ ? fmt::format(
-                         "spreplay: module {} is not served from {} ({}); "
-                         "SLANGPY_KERNELS_STRICT_MODULES forbids loading it from source",
-                         request.Label(), archive_.source_name(), reason)
-                   : std::move(reason);
-    return strict_ ? ModuleDecision::kRefuse : ModuleDecision::kPass;
+    if (std::optional<std::string> refusal = RefuseUnservedModule(request, reason)) {
+      *why = *std::move(refusal);
+      return ModuleDecision::kRefuse;
+    }
+    *why = std::move(reason);
+    return ModuleDecision::kPass;
   };
+  // An archive without modules (compiled with --no-modules) has nothing to
+  // say about them, unless strict mode asks for every one.
+  if (sessions_.empty() && !strict_) return ModuleDecision::kPass;
   if (request.toolchain != toolchain_)
     return miss(fmt::format("the archive was built for {}", toolchain_));
   std::vector<size_t> candidates;

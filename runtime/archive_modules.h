@@ -7,6 +7,7 @@
 // kept for the summary.
 
 #include <mutex>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -26,6 +27,9 @@ class ArchiveModules final : public HookListener {
 
   ModuleDecision DecideModule(const ModuleLoadRequest& request, const ModuleFileReader& reader,
                               std::vector<ModuleFromIr>* plan, std::string* why) override;
+  void OnToolchainKnown(const std::string& toolchain, const std::string& slang_build_tag) override;
+  std::optional<std::string> RefuseUnservedModule(const ModuleLoadRequest& request,
+                                                  const std::string& why) override;
   void OnModuleNotServed(const ModuleLoadRequest& request, const std::string& why) override;
   bool ServesModulesOf(const Digest& session_digest) override;
 
@@ -39,6 +43,11 @@ class ArchiveModules final : public HookListener {
   // Adds module `position` of the archive, imports first, to `planning`;
   // "" or why it cannot be served.
   std::string Plan(size_t position, bool requested, Planning& planning) const;
+  std::string PlanOnce(size_t position, bool requested, Planning& planning) const;
+  // Why an import of `module` might now be another file (a new one beside
+  // one of its files), or "".
+  std::string ImportFoundBesideItsImporter(schema::ModuleEntry::Reader module,
+                                           const Planning& planning) const;
 
   const Archive& archive_;
   const bool strict_;
@@ -48,6 +57,7 @@ class ArchiveModules final : public HookListener {
   absl::flat_hash_map<std::pair<Digest, std::string>, std::vector<size_t>> by_request_;
   absl::flat_hash_set<Digest> sessions_;
   mutable std::mutex mutex_;
+  bool other_toolchain_ = false;  // set once this process's toolchain is known
   std::vector<MissRecord> misses_;
 };
 

@@ -115,6 +115,8 @@ size_t SummaryJson(char* buffer, size_t size) {
           .String(miss.call_site)
           .Key("reason")
           .String(miss.reason)
+          .Key("refused")
+          .Bool(miss.refused)
           .EndObject();
     json.EndArray();
   }

@@ -42,7 +42,8 @@ def format_summary(summary: dict) -> str:
         outcome = "refused" if miss.get("refused") else "compiled"
         text += f"\n  {outcome} {miss['callSite']}: {miss['reason']}"
     for miss in summary.get("moduleMisses", []):
-        text += f"\n  loaded from source {miss['module']}: {miss['reason']}"
+        outcome = "refused" if miss.get("refused") else "loaded from source"
+        text += f"\n  {outcome} {miss['module']}: {miss['reason']}"
     return text
 
 

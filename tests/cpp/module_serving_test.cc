@@ -5,6 +5,7 @@
 // and fall back to source whenever a file differs.
 
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -94,6 +95,27 @@ std::vector<RecordedProgram> ProgramsOf(const std::vector<Recording>& recordings
   return programs;
 }
 
+// What compile's modules stage does with a session's recordings: serialize
+// its modules, then rebuild every program over them in a fresh session.
+struct IrRebuild {
+  SerializedSession serialized;
+  std::vector<absl::StatusOr<std::string>> codes;
+};
+
+IrRebuild RebuildOverIr(const std::vector<Recording>& recordings) {
+  EXPECT_TRUE(TakeOverWorkingDirectoryForNvrtc());
+  ReplayerOptions options;
+  options.nvrtc_directory = NvrtcDirectory();
+  absl::StatusOr<std::unique_ptr<IrModuleBuilder>> builder = IrModuleBuilder::Create(options);
+  EXPECT_TRUE(builder.ok()) << builder.status();
+  if (!builder.ok()) return {};
+  const std::vector<RecordedProgram> programs = ProgramsOf(recordings);
+  IrRebuild rebuilt;
+  rebuilt.serialized = (*builder)->Serialize(recordings[0].config, programs);
+  rebuilt.codes = (*builder)->RebuildFromIr(recordings[0].config, programs, rebuilt.serialized);
+  return rebuilt;
+}
+
 TEST(IrModulesTest, RebuildEveryProgramByteIdenticallyFromIr) {
   TempDir sources;
   sources.Write("user.slang", kUserModule);
@@ -102,13 +124,8 @@ TEST(IrModulesTest, RebuildEveryProgramByteIdenticallyFromIr) {
   ASSERT_EQ(recordings.size(), 2u);
   sources.Remove();  // the snapshot holds everything
 
-  EXPECT_TRUE(TakeOverWorkingDirectoryForNvrtc());
-  ReplayerOptions options;
-  options.nvrtc_directory = NvrtcDirectory();
-  absl::StatusOr<std::unique_ptr<IrModuleBuilder>> builder = IrModuleBuilder::Create(options);
-  ASSERT_TRUE(builder.ok()) << builder.status();
-  const std::vector<RecordedProgram> programs = ProgramsOf(recordings);
-  const SerializedSession serialized = (*builder)->Serialize(recordings[0].config, programs);
+  const IrRebuild rebuilt = RebuildOverIr(recordings);
+  const SerializedSession& serialized = rebuilt.serialized;
 
   std::vector<std::string> names;
   for (const SerializedModule& module : serialized.modules) {
@@ -130,8 +147,7 @@ TEST(IrModulesTest, RebuildEveryProgramByteIdenticallyFromIr) {
     EXPECT_EQ(uses->size(), 4u);  // slangpy, helper, user and its own wrapper
   }
 
-  const std::vector<absl::StatusOr<std::string>> codes =
-      (*builder)->RebuildFromIr(recordings[0].config, programs, serialized);
+  const std::vector<absl::StatusOr<std::string>>& codes = rebuilt.codes;
   ASSERT_EQ(codes.size(), 2u);
   for (size_t i = 0; i < codes.size(); ++i) {
     ASSERT_TRUE(codes[i].ok()) << codes[i].status();
@@ -147,21 +163,49 @@ TEST(IrModulesTest, DebugInformationIsWhatIrCannotReproduce) {
   sources.Write("helper.slang", kHelperModule);
   const std::vector<Recording> recordings = RecordTwoCallSites(sources, /*debug_info=*/2);
   ASSERT_EQ(recordings.size(), 2u);
-  EXPECT_TRUE(TakeOverWorkingDirectoryForNvrtc());
-  ReplayerOptions options;
-  options.nvrtc_directory = NvrtcDirectory();
-  absl::StatusOr<std::unique_ptr<IrModuleBuilder>> builder = IrModuleBuilder::Create(options);
-  ASSERT_TRUE(builder.ok()) << builder.status();
-  const std::vector<RecordedProgram> programs = ProgramsOf(recordings);
-  const SerializedSession serialized = (*builder)->Serialize(recordings[0].config, programs);
-  const std::vector<absl::StatusOr<std::string>> codes =
-      (*builder)->RebuildFromIr(recordings[0].config, programs, serialized);
+  const std::vector<absl::StatusOr<std::string>> codes = RebuildOverIr(recordings).codes;
+  ASSERT_EQ(codes.size(), 2u);
   ASSERT_TRUE(codes[0].ok()) << codes[0].status();
   EXPECT_NE(*codes[0], recordings[0].code);
 }
 
 // ---------------------------------------------------------------------------------------------
 // Record → compile → serve, in this process
+
+// What a recorded app's archive holds: `record` runs the app's Slang calls
+// with a trace recorder listening; the trace is compiled for sm_90.
+struct Compiled {
+  std::vector<Recording> recordings;
+  CompileReport report;
+  std::unique_ptr<Archive> archive;
+};
+
+absl::StatusOr<Compiled> RecordAndCompile(const std::filesystem::path& directory,
+                                          const std::function<std::vector<Recording>()>& record) {
+  const std::string trace_path = (directory / "trace.capnp").string();
+  Compiled compiled;
+  {
+    absl::StatusOr<std::unique_ptr<TraceRecorder>> recorder =
+        TraceRecorder::Open(trace_path, R"({"pid": 1})");
+    if (!recorder.ok()) return recorder.status();
+    Switch().Use(recorder->get());
+    compiled.recordings = record();
+    Switch().Use(nullptr);
+  }
+  absl::StatusOr<Trace> trace = Trace::Read(trace_path);
+  if (!trace.ok()) return trace.status();
+  CompileOptions options;
+  options.arches = {90};
+  options.jobs = 1;
+  const std::string archive_path = (directory / "kernels.sprk").string();
+  absl::StatusOr<CompileReport> report = CompileTrace(*trace, archive_path, options);
+  if (!report.ok()) return report.status();
+  compiled.report = *std::move(report);
+  absl::StatusOr<Archive> archive = Archive::Open(archive_path);
+  if (!archive.ok()) return archive.status();
+  compiled.archive = std::make_unique<Archive>(*std::move(archive));
+  return compiled;
+}
 
 class ServedModulesTest : public ::testing::Test {
  protected:
@@ -170,30 +214,15 @@ class ServedModulesTest : public ::testing::Test {
     EXPECT_TRUE(TakeOverWorkingDirectoryForNvrtc());
     sources_.Write("user.slang", kUserModule);
     sources_.Write("helper.slang", kHelperModule);
-    const std::string trace_path = (work_.path() / "trace.capnp").string();
-    {
-      absl::StatusOr<std::unique_ptr<TraceRecorder>> recorder =
-          TraceRecorder::Open(trace_path, R"({"pid": 1})");
-      ASSERT_TRUE(recorder.ok()) << recorder.status();
-      Switch().Use(recorder->get());
-      recordings_ = RecordTwoCallSites(sources_, 0, &front_);
-      Switch().Use(nullptr);
-    }
+    absl::StatusOr<Compiled> compiled =
+        RecordAndCompile(work_.path(), [&] { return RecordTwoCallSites(sources_, 0, &front_); });
+    ASSERT_TRUE(compiled.ok()) << compiled.status();
+    recordings_ = std::move(compiled->recordings);
     ASSERT_EQ(recordings_.size(), 2u);
-    absl::StatusOr<Trace> trace = Trace::Read(trace_path);
-    ASSERT_TRUE(trace.ok()) << trace.status();
-    CompileOptions options;
-    options.arches = {90};
-    options.jobs = 1;
-    archive_path_ = (work_.path() / "kernels.sprk").string();
-    absl::StatusOr<CompileReport> report = CompileTrace(*trace, archive_path_, options);
-    ASSERT_TRUE(report.ok()) << report.status();
-    ASSERT_EQ(report->failed(), 0u);
-    EXPECT_EQ(report->modules_archived, 5u);
-    EXPECT_EQ(report->modules_refused, 0u);
-    absl::StatusOr<Archive> archive = Archive::Open(archive_path_);
-    ASSERT_TRUE(archive.ok()) << archive.status();
-    archive_ = std::make_unique<Archive>(*std::move(archive));
+    ASSERT_EQ(compiled->report.failed(), 0u);
+    EXPECT_EQ(compiled->report.modules_archived, 5u);
+    EXPECT_EQ(compiled->report.modules_refused, 0u);
+    archive_ = std::move(compiled->archive);
   }
 
   struct Run {
@@ -222,7 +251,6 @@ class ServedModulesTest : public ::testing::Test {
   TempDir front_;  // an empty search path ahead of the sources
   TempDir sources_;
   std::vector<Recording> recordings_;
-  std::string archive_path_;
   std::unique_ptr<Archive> archive_;
 };
 
@@ -363,38 +391,23 @@ TEST(ServedModulesByPathTest, AModuleLoadedByAbsolutePathIsServedFromItsNewPlace
   TempDir sources;
   sources.Write("user.slang", kUserModule);
   sources.Write("helper.slang", kHelperModule);
-  const std::string trace_path = (work.path() / "trace.capnp").string();
-  std::vector<Recording> recorded;
-  {
-    absl::StatusOr<std::unique_ptr<TraceRecorder>> recorder =
-        TraceRecorder::Open(trace_path, R"({"pid": 1})");
-    ASSERT_TRUE(recorder.ok()) << recorder.status();
-    Switch().Use(recorder->get());
+  absl::StatusOr<Compiled> compiled = RecordAndCompile(work.path(), [&] {
     ComPtr<slang::IGlobalSession> live = NewHookedGlobalSession();
-    recorded =
-        RecordSession(live.get(), {WheelSlangDirectory(), sources.path().string()}, 0,
-                      [&](slang::ISession* session) {
-                        return CompileModuleLoadedByPath(session, sources.path() / "user.slang");
-                      });
-    Switch().Use(nullptr);
-  }
+    return RecordSession(live.get(), {WheelSlangDirectory(), sources.path().string()}, 0,
+                         [&](slang::ISession* session) {
+                           return CompileModuleLoadedByPath(session, sources.path() / "user.slang");
+                         });
+  });
+  ASSERT_TRUE(compiled.ok()) << compiled.status();
+  const std::vector<Recording>& recorded = compiled->recordings;
   ASSERT_EQ(recorded.size(), 1u);
-  absl::StatusOr<Trace> trace = Trace::Read(trace_path);
-  ASSERT_TRUE(trace.ok()) << trace.status();
-  CompileOptions options;
-  options.arches = {90};
-  options.jobs = 1;
-  const std::string archive_path = (work.path() / "kernels.sprk").string();
-  absl::StatusOr<CompileReport> report = CompileTrace(*trace, archive_path, options);
-  ASSERT_TRUE(report.ok()) << report.status();
-  ASSERT_EQ(report->modules_archived, 4u);  // slangpy, helper, user, wrapper
-  absl::StatusOr<Archive> archive = Archive::Open(archive_path);
-  ASSERT_TRUE(archive.ok()) << archive.status();
+  ASSERT_EQ(compiled->report.modules_archived, 4u);  // slangpy, helper, user, wrapper
+  const Archive& archive = *compiled->archive;
 
   TempDir moved;
   std::filesystem::copy(sources.path(), moved.path(), std::filesystem::copy_options::recursive);
   sources.Remove();
-  ArchiveModules modules(*archive, /*strict=*/false);
+  ArchiveModules modules(archive, /*strict=*/false);
   Switch().Use(&modules);
   const KernelCounts before = GetKernelCounts();
   ComPtr<slang::IGlobalSession> live = NewHookedGlobalSession();
