@@ -80,7 +80,7 @@ struct ModuleLoadRequest {
 struct ModuleFromIr {
   std::string name;
   std::string path;          // "" for none
-  const void* ir = nullptr;  // kept alive by the listener for the process's life
+  const void* ir = nullptr;  // alive for the process's life (a mapped archive)
   size_t ir_size = 0;
   ComponentPtr description;  // as a load from source would describe it
   std::vector<FileContent> files;

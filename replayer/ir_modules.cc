@@ -169,6 +169,7 @@ std::vector<absl::StatusOr<std::string>> IrModuleBuilder::RebuildFromIr(
   std::vector<absl::StatusOr<std::string>> codes;
   std::unique_ptr<ReplaySession> session;
   absl::flat_hash_set<size_t> loaded;
+  bool spent = false;
   for (size_t p = 0; p < programs.size(); ++p) {
     const absl::StatusOr<std::vector<size_t>>& uses = serialized.uses[p];
     if (!uses.ok()) {
@@ -176,8 +177,10 @@ std::vector<absl::StatusOr<std::string>> IrModuleBuilder::RebuildFromIr(
       continue;
     }
     // Dynamic dispatch numbers witness tables from a counter in the session
-    // that nothing resets: such a program gets a session of its own.
-    if (!session || HasTypeConformance(programs[p].program)) {
+    // that nothing resets: such a program gets a session of its own, which
+    // no later program reuses.
+    const bool dispatches = HasTypeConformance(programs[p].program);
+    if (!session || spent || dispatches) {
       absl::StatusOr<std::unique_ptr<ReplaySession>> fresh =
           ReplaySession::Create(global_session_.get(), config);
       if (!fresh.ok()) {
@@ -187,6 +190,7 @@ std::vector<absl::StatusOr<std::string>> IrModuleBuilder::RebuildFromIr(
       session = *std::move(fresh);
       loaded.clear();
     }
+    spent = dispatches;
     const RecordedWorkingDirectory working_directory(session->working_directory());
     absl::Status status = session->Admit(*programs[p].snapshot);
     for (size_t index : *uses) {
@@ -220,7 +224,6 @@ std::vector<absl::StatusOr<std::string>> IrModuleBuilder::RebuildFromIr(
       continue;
     }
     codes.push_back(BlobToString(code.get()));
-    if (HasTypeConformance(programs[p].program)) session.reset();
   }
   return codes;
 }

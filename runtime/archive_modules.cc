@@ -11,6 +11,7 @@
 namespace spreplay {
 namespace {
 
+// Digest fields of module entries were checked to be 32 bytes at open.
 Digest DigestOf(capnp::Data::Reader data) {
   Digest digest;
   if (data.size() == digest.bytes.size()) std::copy(data.begin(), data.end(), digest.bytes.begin());
