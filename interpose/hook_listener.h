@@ -52,13 +52,16 @@ enum class KernelDecision {
 
 // Every kernel request of the process, by outcome, and every module Slang
 // loaded.
-struct KernelCounts {
+struct HookCounts {
   uint64_t served = 0;
   uint64_t compiled = 0;     // keyable, compiled by Slang
   uint64_t not_keyable = 0;  // compiled by Slang; content the hooks could not see
   uint64_t refused = 0;
-  uint64_t modules_served = 0;    // loaded from archived IR
-  uint64_t modules_compiled = 0;  // through Slang's front end
+  // Every module loaded from archived IR, imports included.
+  uint64_t modules_served = 0;
+  // Every module a request loaded through Slang's front end; modules Slang
+  // imports along the way are out of the hooks' sight.
+  uint64_t modules_compiled = 0;
   uint64_t modules_refused = 0;
 };
 

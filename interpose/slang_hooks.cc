@@ -76,7 +76,7 @@ struct HookState {
   uint64_t session_count = 0;
   GetFullNameFn get_full_name = nullptr;
   FindTypeByNameFn find_type_by_name = nullptr;
-  KernelCounts counts;
+  HookCounts counts;
   std::string slangpy_directory;  // where slang_library lives
 };
 
@@ -99,7 +99,7 @@ void Notify(HookListener* listener, Call call) noexcept {
   }
 }
 
-void Count(uint64_t KernelCounts::*counter) {
+void Count(uint64_t HookCounts::*counter) {
   std::lock_guard lock(State().mutex);
   ++(State().counts.*counter);
 }
@@ -391,12 +391,12 @@ SlangResult SLANG_MCALL HookGetEntryPointCode(IComponentType* self, SlangInt ent
       case KernelDecision::kServe:
         if (State().options.verbose)
           Log("served kernel {} ({} bytes)", request.key.ToHex().substr(0, 16), served.size);
-        Count(&KernelCounts::served);
+        Count(&HookCounts::served);
         if (out_code) *out_code = NewBorrowedBlob(served.data, served.size);
         if (out_diagnostics) *out_diagnostics = nullptr;
         return SLANG_OK;
       case KernelDecision::kRefuse:
-        Count(&KernelCounts::refused);
+        Count(&HookCounts::refused);
         if (out_code) *out_code = nullptr;
         if (out_diagnostics) *out_diagnostics = NewOwnedBlob(refusal + "\n");
         return SLANG_FAIL;
@@ -408,7 +408,7 @@ SlangResult SLANG_MCALL HookGetEntryPointCode(IComponentType* self, SlangInt ent
   Log("compiled {} in {:.3f} s{}",
       keyable ? request.key.ToHex().substr(0, 16) : "an untracked program", seconds,
       keyable ? "" : " (not keyable)");
-  Count(keyable ? &KernelCounts::compiled : &KernelCounts::not_keyable);
+  Count(keyable ? &HookCounts::compiled : &HookCounts::not_keyable);
   if (SLANG_SUCCEEDED(result) && out_code && *out_code) {
     const void* code = (*out_code)->getBufferPointer();
     const size_t size = (*out_code)->getBufferSize();
@@ -512,7 +512,7 @@ absl::StatusOr<IModule*> LoadPlan(ISession* session, const SessionInfo& info,
     }
     PatchModule(module);
     Track(module, step.description);
-    Count(&KernelCounts::modules_served);
+    Count(&HookCounts::modules_served);
     Log("module {} served from IR ({} bytes)", step.name, step.ir_size);
     {
       std::lock_guard lock(State().mutex);
@@ -571,7 +571,7 @@ ModuleServing ServeModule(ISession* session, ModuleLoadRequest& request, ISlangB
       case ModuleDecision::kRefuse:
         // Asking again for a module Slang holds is no load.
         if (!request.text && HoldsModuleRequestedAs(session, request.requested_name)) return {};
-        Count(&KernelCounts::modules_refused);
+        Count(&HookCounts::modules_refused);
         if (diagnostics) *diagnostics = NewOwnedBlob(why + "\n");
         return {ModuleServing::kRefused, nullptr, listener, why};
       case ModuleDecision::kServe: {
@@ -583,7 +583,7 @@ ModuleServing ServeModule(ISession* session, ModuleLoadRequest& request, ISlangB
         Notify(listener,
                [&](HookListener& it) { refusal = it.RefuseUnservedModule(request, failure); });
         if (refusal) {
-          Count(&KernelCounts::modules_refused);
+          Count(&HookCounts::modules_refused);
           if (diagnostics) *diagnostics = NewOwnedBlob(*refusal + "\n");
           return {ModuleServing::kRefused, nullptr, listener, *refusal};
         }
@@ -598,7 +598,7 @@ ModuleServing ServeModule(ISession* session, ModuleLoadRequest& request, ISlangB
 void ReportNotServed(const ModuleServing& serving, const ModuleLoadRequest& request,
                      bool loaded_new_module) {
   if (!loaded_new_module) return;
-  Count(&KernelCounts::modules_compiled);
+  Count(&HookCounts::modules_compiled);
   if (!serving.listener || serving.why.empty()) return;
   Log("module {} loaded from source: {}", request.Label(), serving.why);
   Notify(serving.listener, [&](HookListener& it) { it.OnModuleNotServed(request, serving.why); });
@@ -625,7 +625,7 @@ IModule* SLANG_MCALL HookLoadModuleFromSource(ISession* self, const char* name, 
                                                   ISlangBlob**)>(self, kLoadModuleFromSource);
   IModule* module = original(self, name, path, source, diagnostics);
   if (module && source && DescribeModule(module, name, path, BlobToString(source)))
-    Count(&KernelCounts::modules_compiled);  // not served: sgl loads modules by name or text
+    Count(&HookCounts::modules_compiled);  // not served: sgl loads modules by name or text
   return module;
 }
 
@@ -789,7 +789,7 @@ absl::Status ConfigureSlangHooks(const HookOptions& options) {
   return absl::OkStatus();
 }
 
-KernelCounts GetKernelCounts() {
+HookCounts GetHookCounts() {
   std::lock_guard lock(State().mutex);
   return State().counts;
 }

@@ -31,7 +31,7 @@ struct HookOptions {
 absl::Status ConfigureSlangHooks(const HookOptions& options);
 void AddHookListener(HookListener* listener);
 
-KernelCounts GetKernelCounts();
+HookCounts GetHookCounts();
 
 // Patches the vtables reachable from a freshly created slang::IGlobalSession.
 // Called by the shim for every global session slangpy creates.

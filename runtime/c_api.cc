@@ -80,7 +80,7 @@ class RefuseAll final : public HookListener {
 // The counts and misses as JSON, copied into `buffer` (zero-terminated, cut
 // to `size`); returns the full length.
 size_t SummaryJson(char* buffer, size_t size) {
-  const KernelCounts counts = GetKernelCounts();
+  const HookCounts counts = GetHookCounts();
   JsonWriter json;
   json.BeginObject();
   json.Key("served").Uint(counts.served);

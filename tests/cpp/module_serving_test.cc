@@ -226,7 +226,7 @@ class ServedModulesTest : public ::testing::Test {
   }
 
   struct Run {
-    KernelCounts before, after;
+    HookCounts before, after;
     std::vector<Recording> kernels;
     std::vector<MissRecord> misses;
     uint64_t served() const { return after.modules_served - before.modules_served; }
@@ -239,9 +239,9 @@ class ServedModulesTest : public ::testing::Test {
     ArchiveModules modules(*archive_, /*strict=*/false);
     Switch().Use(&modules);
     Run run;
-    run.before = GetKernelCounts();
+    run.before = GetHookCounts();
     run.kernels = RecordTwoCallSites(sources, 0, &front);
-    run.after = GetKernelCounts();
+    run.after = GetHookCounts();
     Switch().Use(nullptr);
     run.misses = modules.misses();
     return run;
@@ -324,7 +324,7 @@ TEST_F(ServedModulesTest, ASessionWithAModuleCacheIsServed) {
   TempDir cache;
   ArchiveModules modules(*archive_, /*strict=*/false);
   Switch().Use(&modules);
-  const KernelCounts before = GetKernelCounts();
+  const HookCounts before = GetHookCounts();
   ComPtr<slang::IGlobalSession> live = NewHookedGlobalSession();
   const std::vector<std::string> include_paths = {WheelSlangDirectory(), front_.path().string(),
                                                   sources_.path().string()};
@@ -341,7 +341,7 @@ TEST_F(ServedModulesTest, ASessionWithAModuleCacheIsServed) {
   absl::StatusOr<std::string> code = CompileCallSite(
       session.get(), "user.slang", fmt::format("call_site_{:040x}", 1), kWrapperBody);
   std::vector<Recording> kernels = Hooks().Stop();
-  const KernelCounts after = GetKernelCounts();
+  const HookCounts after = GetHookCounts();
   Switch().Use(nullptr);
   ASSERT_TRUE(code.ok()) << code.status();
   for (const MissRecord& miss : modules.misses())
@@ -409,13 +409,13 @@ TEST(ServedModulesByPathTest, AModuleLoadedByAbsolutePathIsServedFromItsNewPlace
   sources.Remove();
   ArchiveModules modules(archive, /*strict=*/false);
   Switch().Use(&modules);
-  const KernelCounts before = GetKernelCounts();
+  const HookCounts before = GetHookCounts();
   ComPtr<slang::IGlobalSession> live = NewHookedGlobalSession();
   std::vector<Recording> served = RecordSession(
       live.get(), {WheelSlangDirectory(), moved.path().string()}, 0, [&](slang::ISession* session) {
         return CompileModuleLoadedByPath(session, moved.path() / "user.slang");
       });
-  const KernelCounts after = GetKernelCounts();
+  const HookCounts after = GetHookCounts();
   Switch().Use(nullptr);
   EXPECT_THAT(modules.misses(), ::testing::IsEmpty());
   EXPECT_EQ(after.modules_served - before.modules_served, 4u);
