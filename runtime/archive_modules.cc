@@ -51,6 +51,24 @@ std::string RequestKey(const RootedPath& rooted) {
   return fmt::format("\x01{}:{}:{}", static_cast<int>(rooted.root), rooted.index, rooted.relative);
 }
 
+// The modules `text` imports on lines of their own: `import name;` or
+// `import "path";`, as slangpy writes its wrappers.
+std::vector<std::string> ImportedModuleNames(std::string_view text) {
+  std::vector<std::string> names;
+  while (!text.empty()) {
+    const size_t end = std::min(text.find('\n'), text.size());
+    std::string_view line = text.substr(0, end);
+    text.remove_prefix(std::min(end + 1, text.size()));
+    while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.remove_suffix(1);
+    if (!line.starts_with("import ") || !line.ends_with(';')) continue;
+    std::string_view name = line.substr(7, line.size() - 8);
+    if (name.size() >= 2 && name.front() == '"' && name.back() == '"')
+      name = name.substr(1, name.size() - 2);
+    if (!name.empty()) names.emplace_back(name);
+  }
+  return names;
+}
+
 }  // namespace
 
 struct ArchiveModules::Planning {
@@ -258,6 +276,25 @@ std::string ArchiveModules::PlanOnce(size_t position, bool requested, Planning& 
   return "";
 }
 
+std::vector<size_t> ArchiveModules::RequestedAs(const SessionInfo& session,
+                                                const std::string& requested) const {
+  const std::string key =
+      requested.starts_with('/') ? RequestKey(RootPath(session.config, requested)) : requested;
+  auto it = by_request_.find({session.digest, key});
+  return it == by_request_.end() ? std::vector<size_t>{} : it->second;
+}
+
+std::vector<ModuleFromIr> ArchiveModules::ServableImports(const ModuleLoadRequest& request,
+                                                          const ModuleFileReader& reader) const {
+  Planning planning{request, reader, {}, {}, {}, {}};
+  for (const std::string& imported : ImportedModuleNames(*request.text)) {
+    for (size_t candidate : RequestedAs(*request.session, imported)) {
+      if (Plan(candidate, false, planning).empty()) break;
+    }
+  }
+  return std::move(planning.plan);
+}
+
 ModuleDecision ArchiveModules::DecideModule(const ModuleLoadRequest& request,
                                             const ModuleFileReader& reader,
                                             std::vector<ModuleFromIr>* plan, std::string* why) {
@@ -281,18 +318,18 @@ ModuleDecision ArchiveModules::DecideModule(const ModuleLoadRequest& request,
                                              request.name, request.path, *request.text);
     if (auto it = by_source_.find(lookup); it != by_source_.end()) candidates.push_back(it->second);
   } else {
-    const std::string& requested = request.requested_name;
-    const std::string key = requested.starts_with('/')
-                                ? RequestKey(RootPath(request.session->config, requested))
-                                : requested;
-    if (auto it = by_request_.find({request.session->digest, key}); it != by_request_.end())
-      candidates = it->second;
+    candidates = RequestedAs(*request.session, request.requested_name);
   }
-  if (candidates.empty()) return miss(NoCandidate(request));
+  if (candidates.empty()) {
+    // A call site the recording never saw: its wrapper compiles, but the
+    // modules it imports (slangpy's library above all) need not.
+    if (request.text && !strict_) *plan = ServableImports(request, reader);
+    return miss(NoCandidate(request));
+  }
   std::string first_reason;
   std::vector<ModuleFromIr> imports_that_pass;
   for (size_t candidate : candidates) {
-    Planning planning{request, reader, {}, {}};
+    Planning planning{request, reader, {}, {}, {}, {}};
     std::string reason = Plan(candidate, true, planning);
     if (reason.empty()) {
       *plan = std::move(planning.plan);

@@ -38,6 +38,13 @@ class ArchiveModules final : public HookListener {
 
  private:
   struct Planning;
+  // The archived modules a request for `requested` finds.
+  std::vector<size_t> RequestedAs(const SessionInfo& session, const std::string& requested) const;
+  // The modules a wrapper the archive lacks imports, as far as they can be
+  // served: loaded before Slang compiles the wrapper, they spare it their
+  // front end.
+  std::vector<ModuleFromIr> ServableImports(const ModuleLoadRequest& request,
+                                            const ModuleFileReader& reader) const;
   // Why `request` has no module to serve, for a session of `session_digest`.
   std::string NoCandidate(const ModuleLoadRequest& request) const;
   // Adds module `position` of the archive, imports first, to `planning`;

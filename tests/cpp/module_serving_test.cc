@@ -279,6 +279,28 @@ TEST_F(ServedModulesTest, AMovedAppIsServedInFull) {
   EXPECT_EQ(run.kernels[0].program->digest, recordings_[0].program->digest);
 }
 
+TEST_F(ServedModulesTest, ANewCallSiteOfAMovedAppCompilesOverServedModulesAndIsKeyed) {
+  TempDir moved;
+  TempDir moved_front;
+  std::filesystem::copy(sources_.path(), moved.path(), std::filesystem::copy_options::recursive);
+  sources_.Remove();
+  ArchiveModules modules(*archive_, /*strict=*/false);
+  Switch().Use(&modules);
+  const HookCounts before = GetHookCounts();
+  ComPtr<slang::IGlobalSession> live = NewHookedGlobalSession();
+  // A call site the recording never saw: its wrapper loads from source and
+  // imports the user's module, served from IR from its new place.
+  std::vector<Recording> kernels = RecordCallSites(
+      live.get(), {WheelSlangDirectory(), moved_front.path().string(), moved.path().string()},
+      {kOtherWrapperBody});
+  const HookCounts after = GetHookCounts();
+  Switch().Use(nullptr);
+  ASSERT_EQ(kernels.size(), 1u);
+  EXPECT_EQ(after.modules_served - before.modules_served, 3u);  // helper, user, then slangpy
+  EXPECT_EQ(after.modules_compiled - before.modules_compiled, 1u);  // the new wrapper
+  EXPECT_TRUE(kernels[0].program->keyable) << NotKeyableReason(kernels[0].program);
+}
+
 TEST_F(ServedModulesTest, AnEditedImportLoadsFromSourceAndSaysWhichFile) {
   sources_.Write("helper.slang",
                  "public float helper_mul(float a, float b) { return a * b + 2.0f; }\n");
@@ -290,6 +312,9 @@ TEST_F(ServedModulesTest, AnEditedImportLoadsFromSourceAndSaysWhichFile) {
   ASSERT_EQ(run.kernels.size(), 2u);
   EXPECT_NE(run.kernels[0].program->digest, recordings_[0].program->digest);
   EXPECT_NE(run.kernels[0].code, recordings_[0].code);
+  // Modules loaded from source over served ones are still described by
+  // content: their kernels are keyed, and could be served by a rebuilt archive.
+  EXPECT_TRUE(run.kernels[0].program->keyable) << NotKeyableReason(run.kernels[0].program);
 }
 
 TEST_F(ServedModulesTest, AFileThatWouldNowBeFoundFirstIsNoticed) {
