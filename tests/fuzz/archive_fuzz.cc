@@ -1,6 +1,7 @@
 // Feeds arbitrary bytes to the archive reader as the runtime would use it: open, look every kernel
-// up by its key, serve every blob, and describe the archive for `inspect`. Any crash, sanitizer
-// report or broken invariant is a bug: the reader promises to survive every input.
+// up by its key, serve every blob and every module's IR, and describe the archive for `inspect`.
+// Any crash, sanitizer report or broken invariant is a bug: the reader promises to survive every
+// input.
 
 #include <cstddef>
 #include <cstdint>
@@ -38,6 +39,13 @@ void Exercise(std::span<const std::byte> input) {
       // Reads every byte, so AddressSanitizer checks the whole view.
       (void)Crc32c(*bytes);
     }
+  }
+  for (size_t position = 0; position < archive->index().getModules().size(); ++position) {
+    absl::StatusOr<std::span<const std::byte>> ir = archive->ModuleIr(position);
+    if (!ir.ok()) continue;
+    if (ir->data() < file.data() || ir->data() + ir->size() > file.data() + file.size())
+      __builtin_trap();
+    (void)Crc32c(*ir);
   }
   (void)DescribeArchive(*archive, /*json=*/false);
   (void)DescribeArchive(*archive, /*json=*/true);

@@ -63,6 +63,34 @@ absl::Status WriteArchives(const std::filesystem::path& dir) {
                        {{.kind = schema::BlobKind::FATBIN, .arch = 0, .bytes = Bytes("shared")}});
   }
   if (status.ok()) status = three.Write((dir / "three_kernels.spra").string());
+  if (!status.ok()) return status;
+  // A kernel with two serialized modules, one importing the other, and one left out.
+  ArchiveWriter modules(provenance);
+  status =
+      modules.Add(Kernel(0), {{.kind = schema::BlobKind::FATBIN, .arch = 0, .bytes = Bytes("f")}});
+  ModuleMetadata library;
+  library.key = Sha256Of("module slangpy");
+  library.content_digest = Sha256Of("content slangpy");
+  library.session_digest = Sha256Of("session");
+  library.name = "slangpy";
+  library.requested_name = "slangpy";
+  library.files = {{.digest = Sha256Of("dep"),
+                    .root = schema::PathRoot::SEARCH_PATH,
+                    .root_index = 1,
+                    .relative_path = "slangpy.slang",
+                    .recorded_path = "/venv/slangpy/slang/slangpy.slang"}};
+  library.file_path = library.files[0];
+  ModuleMetadata wrapper = library;
+  wrapper.key = Sha256Of("module wrapper");
+  wrapper.name = "wrapper";
+  wrapper.requested_name = "";
+  wrapper.source_lookup = Sha256Of("wrapper text");
+  wrapper.path = "0123456789abcdef0123456789abcdef01234567";
+  wrapper.imports = {library.key};
+  modules.AddModule(library, "RIFF library IR");
+  modules.AddModule(wrapper, "RIFF wrapper IR");
+  modules.AddUnservedModule({Sha256Of("session"), "noise.slang", "debug information"});
+  if (status.ok()) status = modules.Write((dir / "modules.spra").string());
   return status;
 }
 
