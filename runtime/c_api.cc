@@ -77,6 +77,23 @@ class RefuseAll final : public HookListener {
   std::string reason_;
 };
 
+// `misses` as an array under `key`, each naming what missed under `what`.
+void WriteMisses(JsonWriter& json, std::string_view key, std::string_view what,
+                 const std::vector<MissRecord>& misses) {
+  json.Key(key).BeginArray();
+  for (const MissRecord& miss : misses) {
+    json.BeginObject()
+        .Key(what)
+        .String(miss.call_site)
+        .Key("reason")
+        .String(miss.reason)
+        .Key("refused")
+        .Bool(miss.refused)
+        .EndObject();
+  }
+  json.EndArray();
+}
+
 // The counts and misses as JSON, copied into `buffer` (zero-terminated, cut
 // to `size`); returns the full length.
 size_t SummaryJson(char* buffer, size_t size) {
@@ -94,31 +111,11 @@ size_t SummaryJson(char* buffer, size_t size) {
     json.Key("archive").String(archive->path());
     json.Key("archiveKernels").Uint(archive->kernel_count());
     json.Key("disabled").String(archive->disabled_reason());
-    json.Key("misses").BeginArray();
-    for (const MissRecord& miss : archive->misses())
-      json.BeginObject()
-          .Key("callSite")
-          .String(miss.call_site)
-          .Key("reason")
-          .String(miss.reason)
-          .Key("refused")
-          .Bool(miss.refused)
-          .EndObject();
-    json.EndArray();
+    WriteMisses(json, "misses", "callSite", archive->misses());
   }
   if (const auto& modules = Native().modules) {
     json.Key("archiveModules").Uint(modules->module_count());
-    json.Key("moduleMisses").BeginArray();
-    for (const MissRecord& miss : modules->misses())
-      json.BeginObject()
-          .Key("module")
-          .String(miss.call_site)
-          .Key("reason")
-          .String(miss.reason)
-          .Key("refused")
-          .Bool(miss.refused)
-          .EndObject();
-    json.EndArray();
+    WriteMisses(json, "moduleMisses", "module", modules->misses());
   }
   json.EndObject();
   const std::string& text = json.text();
