@@ -4,10 +4,12 @@ messages users see. Serving itself is proven on the GPU (tests/gpu/)."""
 from __future__ import annotations
 
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, run_python, run_spreplay
+from conftest import FIXTURES, clean_env, run_python, run_spreplay
 
 CREATE_DEVICE = "import slangpy as spy; spy.create_device(spy.DeviceType.cpu); print('ok')"
 
@@ -82,3 +84,19 @@ def test_summary_api_reports_the_archive(autodiff_archive: Path) -> None:
 
     summary = json.loads(proc.stdout.splitlines()[-1])
     assert summary["active"] and summary["archiveKernels"] == 8 and summary["served"] == 0
+
+
+def test_the_summary_counts_modules_as_the_benchmarks_read_it(autodiff_archive: Path) -> None:
+    """On the CPU device nothing of an H200 archive applies: every module the app
+    loads goes through Slang's front end, and the summary says so in the form
+    bench/app_output.py parses."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+    from app_output import SERVED
+
+    app = Path(__file__).resolve().parent / "cpu_call_sites.py"
+    proc = subprocess.run([sys.executable, str(app)], capture_output=True, text=True,
+                          env=clean_env(SLANGPY_KERNELS=str(autodiff_archive), SLANGPY_KERNELS_SUMMARY="1"))
+    assert proc.returncode == 0, proc.stderr
+    match = SERVED.search(proc.stderr)
+    assert match and match["modules_served"] == "0" and int(match["modules_compiled"]) > 0, proc.stderr
+    assert "loaded from source module" in proc.stderr, proc.stderr
