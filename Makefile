@@ -44,9 +44,10 @@ gpu-test-slangpy: setup
 	@.venv/bin/python tests/gpu/slangpy_suite.py --out build/gpu-test-slangpy $(SUITE_ARGS)
 
 # Needs a CUDA GPU. Cold start of every workload, stock (cold and with its
-# caches) against spreplay, per phase; slangtorch too where it is installed.
-# Writes build/bench/cold_start.json, cold-start.md and cold-start.png; commit
-# them under bench/results/ and docs/.
+# caches) against spreplay, per phase; slangtorch too where it is installed;
+# then where device creation goes. Writes build/bench/cold_start.json,
+# cold-start.md, cold-start.png and device_creation.json; commit them under
+# bench/results/ and docs/.
 # The report is rendered from whatever was measured, also when a run failed;
 # the exit status is the benchmark's. Without matplotlib there is no plot.
 # BENCH_ARGS go to bench/cold_start.py, e.g. BENCH_ARGS="--workloads synthetic --rounds 5".
@@ -54,6 +55,7 @@ BENCH_ARGS ?=
 bench: setup
 	@.venv/bin/python -c "import matplotlib" 2>/dev/null || .venv/bin/python -m pip install -q matplotlib || true
 	@status=0; .venv/bin/python bench/cold_start.py --out build/bench --slangtorch $(BENCH_ARGS) || status=$$?; \
+	  .venv/bin/python bench/device_creation.py --out build/bench || status=$$?; \
 	  .venv/bin/python bench/render_report.py build/bench/cold_start.json \
 	    --markdown build/bench/cold-start.md --plot build/bench/cold-start.png && exit $$status
 
