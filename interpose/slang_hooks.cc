@@ -13,13 +13,15 @@
 #include "common/working_directory.h"
 #include "fmt/format.h"
 #include "interpose/blobs.h"
+#include "interpose/hook_state.h"
 #include "interpose/module_cache.h"
 #include "interpose/module_description.h"
+#include "interpose/module_serving.h"
 #include "interpose/vtable_patch.h"
 #include "slang.h"
 
 namespace spreplay {
-namespace {
+namespace hooks {
 
 using slang::IComponentType;
 using slang::IEntryPoint;
@@ -42,61 +44,9 @@ const size_t kLinkWithOptions = VtableSlotOf(&IComponentType::linkWithOptions);
 const size_t kRenameEntryPoint = VtableSlotOf(&IComponentType::renameEntryPoint);
 const size_t kSpecialize = VtableSlotOf(&IComponentType::specialize);
 
-// Slang's reflection C API, looked up in the Slang library the app loaded:
-// the hooks must not link Slang themselves.
-using GetFullNameFn = SlangResult (*)(SlangReflectionType*, ISlangBlob**);
-using FindTypeByNameFn = SlangReflectionType* (*)(SlangReflection*, const char*);
-
-// The process-wide hook state. It must be global: the hooked methods are
-// reached through Slang's vtables, with no place to carry a context pointer.
-struct HookState {
-  std::mutex mutex;
-  HookOptions options;
-  std::string toolchain;  // options.toolchain + Slang's build tag
-  VtablePatcher patcher;
-  FileDigests files;
-  std::vector<HookListener*> listeners;
-  absl::flat_hash_map<const void*, ComponentPtr> components;
-  absl::flat_hash_map<const void*, std::shared_ptr<const SessionInfo>> sessions;
-  // Modules loaded from strings, by the path Slang made up for them.
-  absl::flat_hash_map<std::pair<const void*, std::string>, Digest> string_modules;
-  // What each file held when a session first read it, by (session, path).
-  // Slang keeps modules loaded in a session: a later program importing them
-  // uses what was read then, whatever the file holds now.
-  absl::flat_hash_map<std::pair<const void*, std::string>, FileContent> session_files;
-  // Type conformances created with an automatic id, by their description:
-  // where to ask Slang which id it assigned.
-  struct AutomaticConformance {
-    ComponentPtr description;  // keeps the key's address from being reused
-    ISession* session = nullptr;
-    slang::TypeReflection* type = nullptr;
-    slang::TypeReflection* interface_type = nullptr;
-  };
-  absl::flat_hash_map<const Component*, AutomaticConformance> automatic_conformances;
-  uint64_t session_count = 0;
-  GetFullNameFn get_full_name = nullptr;
-  FindTypeByNameFn find_type_by_name = nullptr;
-  HookCounts counts;
-  std::string slangpy_directory;  // where slang_library lives
-};
-
 HookState& State() {
   static HookState* state = new HookState;  // never destroyed: hooks may run during exit
   return *state;
-}
-
-// Runs a listener inside a Slang call. Nothing may unwind through Slang and
-// slangpy: a listener that throws is reported, and the call goes on as if the
-// listener had had no opinion.
-template <typename Call>
-void Notify(HookListener* listener, Call call) noexcept {
-  try {
-    call(*listener);
-  } catch (const std::exception& error) {
-    PrintLineToStderr(std::string("spreplay: internal error, ignored: ") + error.what());
-  } catch (...) {
-    PrintLineToStderr("spreplay: internal error, ignored");
-  }
 }
 
 void Count(uint64_t HookCounts::*counter) {
@@ -107,12 +57,6 @@ void Count(uint64_t HookCounts::*counter) {
 template <typename Fn>
 Fn Original(const void* self, size_t slot) {
   return reinterpret_cast<Fn>(State().patcher.Original(VtableOf(self), slot));
-}
-
-template <typename... Args>
-void Log(fmt::format_string<Args...> format, Args&&... args) {
-  if (!State().options.verbose) return;
-  PrintLineToStderr("spreplay: " + fmt::format(format, std::forward<Args>(args)...));
 }
 
 void Patch(const void* object, size_t slot, void* hook) {
@@ -447,163 +391,6 @@ SlangResult SLANG_MCALL HookFindAndCheckEntryPoint(IModule* self, const char* na
   return result;
 }
 
-// ---- Modules served from IR ----
-
-// The module of `session` named `name`, if Slang has one.
-IModule* LoadedModuleNamed(ISession* session, const std::string& name) {
-  for (SlangInt i = 0; i < session->getLoadedModuleCount(); ++i) {
-    IModule* module = session->getLoadedModule(i);
-    if (module && module->getName() && name == module->getName()) return module;
-  }
-  return nullptr;
-}
-
-// Whether Slang holds the module `requested` names: "user" and "user.slang"
-// both name a module Slang called "user".
-bool HoldsModuleRequestedAs(ISession* session, const std::string& requested) {
-  constexpr std::string_view kExtension = ".slang";
-  return LoadedModuleNamed(session, requested) ||
-         (requested.ends_with(kExtension) &&
-          LoadedModuleNamed(session, requested.substr(0, requested.size() - kExtension.size())));
-}
-
-// The content digest of a module Slang holds, describing it first if the
-// hooks never saw it (Slang loaded it for an import).
-std::optional<Digest> LoadedModuleDigest(IModule* module) {
-  {
-    std::lock_guard lock(State().mutex);
-    if (auto it = State().components.find(module); it != State().components.end())
-      return it->second->keyable ? std::optional<Digest>(it->second->digest) : std::nullopt;
-  }
-  DescribeModule(module, nullptr, nullptr, std::nullopt);
-  const ComponentPtr described = Lookup(module);
-  return described->keyable ? std::optional<Digest>(described->digest) : std::nullopt;
-}
-
-// Loads `plan`'s modules from IR, skipping those Slang already holds with
-// the same content; the last is the requested module. Fails, leaving the
-// modules loaded so far (content-checked, as the plan requires), when a
-// module is loaded with other content or Slang rejects the IR.
-absl::StatusOr<IModule*> LoadPlan(ISession* session, const SessionInfo& info,
-                                  const std::vector<ModuleFromIr>& plan) {
-  IModule* last = nullptr;
-  for (const ModuleFromIr& step : plan) {
-    if (IModule* loaded = LoadedModuleNamed(session, step.name)) {
-      if (LoadedModuleDigest(loaded) != step.description->digest) {
-        return absl::FailedPreconditionError(
-            fmt::format("the session already holds a module '{}' with other content", step.name));
-      }
-      last = loaded;
-      continue;
-    }
-    ISlangBlob* ir = NewBorrowedBlob(step.ir, step.ir_size);
-    ISlangBlob* diagnostics = nullptr;
-    const std::string path = info.without_module_cache && !step.description->source
-                                 ? ModuleCacheFileName(step.path)
-                                 : step.path;
-    IModule* module = session->loadModuleFromIRBlob(
-        step.name.c_str(), path.empty() ? nullptr : path.c_str(), ir, &diagnostics);
-    ir->release();
-    const std::string said = BlobToString(diagnostics);
-    if (diagnostics) diagnostics->release();
-    if (!module) {
-      return absl::InternalError(
-          fmt::format("Slang could not load module '{}' from its IR: {}", step.name, said));
-    }
-    PatchModule(module);
-    Track(module, step.description);
-    Count(&HookCounts::modules_served);
-    Log("module {} served from IR ({} bytes)", step.name, step.ir_size);
-    {
-      std::lock_guard lock(State().mutex);
-      if (step.description->source)
-        State().string_modules[std::make_pair(static_cast<const void*>(session),
-                                              step.description->path)] = step.description->digest;
-    }
-    for (HookListener* listener : State().listeners)
-      Notify(listener, [&](HookListener& it) { it.OnModuleLoaded(step.description, step.files); });
-    last = module;
-  }
-  return last;
-}
-
-// What became of a module request before Slang's front end.
-struct ModuleServing {
-  enum Outcome { kLoadFromSource, kServed, kRefused } outcome = kLoadFromSource;
-  IModule* module = nullptr;  // kServed
-  // kLoadFromSource: why not served, reported if the source load makes a
-  // module (a request for a module Slang holds already is no miss).
-  HookListener* listener = nullptr;
-  std::string why;
-};
-
-// Asks the listeners whether `request` can be served from IR, and does it.
-ModuleServing ServeModule(ISession* session, ModuleLoadRequest& request, ISlangBlob** diagnostics) {
-  ModuleServing serving;
-  {
-    std::lock_guard lock(State().mutex);
-    auto it = State().sessions.find(session);
-    if (it == State().sessions.end()) return serving;
-    request.session = it->second;
-    request.toolchain = State().toolchain;
-  }
-  ModuleFileReader reader;
-  reader.file = [session](const std::string& path) { return SessionFile(session, path); };
-  reader.string_module = [session](const std::string& path) {
-    return StringModuleDigest(session, path);
-  };
-  for (HookListener* listener : State().listeners) {
-    std::vector<ModuleFromIr> plan;
-    std::string why;
-    ModuleDecision decision = ModuleDecision::kPass;
-    Notify(listener,
-           [&](HookListener& it) { decision = it.DecideModule(request, reader, &plan, &why); });
-    switch (decision) {
-      case ModuleDecision::kPass:
-        if (!plan.empty()) {
-          if (absl::StatusOr<IModule*> imports = LoadPlan(session, *request.session, plan);
-              !imports.ok())
-            Log("imports of module {} not served: {}", request.Label(), imports.status().message());
-        }
-        if (!why.empty() && !serving.listener)
-          serving = {ModuleServing::kLoadFromSource, nullptr, listener, why};
-        continue;
-      case ModuleDecision::kRefuse:
-        // Asking again for a module Slang holds is no load.
-        if (!request.text && HoldsModuleRequestedAs(session, request.requested_name)) return {};
-        Count(&HookCounts::modules_refused);
-        if (diagnostics) *diagnostics = NewOwnedBlob(why + "\n");
-        return {ModuleServing::kRefused, nullptr, listener, why};
-      case ModuleDecision::kServe: {
-        absl::StatusOr<IModule*> loaded = LoadPlan(session, *request.session, plan);
-        if (loaded.ok() && *loaded) return {ModuleServing::kServed, *loaded, listener, ""};
-        const std::string failure =
-            loaded.ok() ? "the plan was empty" : std::string(loaded.status().message());
-        std::optional<std::string> refusal;
-        Notify(listener,
-               [&](HookListener& it) { refusal = it.RefuseUnservedModule(request, failure); });
-        if (refusal) {
-          Count(&HookCounts::modules_refused);
-          if (diagnostics) *diagnostics = NewOwnedBlob(*refusal + "\n");
-          return {ModuleServing::kRefused, nullptr, listener, *refusal};
-        }
-        return {ModuleServing::kLoadFromSource, nullptr, listener, failure};
-      }
-    }
-  }
-  return serving;
-}
-
-// After a load from source that `serving` did not serve.
-void ReportNotServed(const ModuleServing& serving, const ModuleLoadRequest& request,
-                     bool loaded_new_module) {
-  if (!loaded_new_module) return;
-  Count(&HookCounts::modules_compiled);
-  if (!serving.listener || serving.why.empty()) return;
-  Log("module {} loaded from source: {}", request.Label(), serving.why);
-  Notify(serving.listener, [&](HookListener& it) { it.OnModuleNotServed(request, serving.why); });
-}
-
 // ---- ISession hooks ----
 
 IModule* SLANG_MCALL HookLoadModule(ISession* self, const char* name, ISlangBlob** diagnostics) {
@@ -767,7 +554,9 @@ void PatchModule(IModule* module) {
   Patch(module, kFindAndCheckEntryPoint, reinterpret_cast<void*>(&HookFindAndCheckEntryPoint));
 }
 
-}  // namespace
+}  // namespace hooks
+
+using namespace hooks;
 
 absl::Status ConfigureSlangHooks(const HookOptions& options) {
   std::lock_guard lock(State().mutex);

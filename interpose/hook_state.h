@@ -1,0 +1,104 @@
+#pragma once
+// The state the Slang hooks share, and the helpers every hook uses. Internal
+// to interpose/: slang_hooks.cc hooks Slang's calls, module_serving.cc serves
+// modules from IR inside two of them.
+
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "common/stderr_line.h"
+#include "fmt/format.h"
+#include "interpose/file_digests.h"
+#include "interpose/hook_listener.h"
+#include "interpose/slang_hooks.h"
+#include "interpose/vtable_patch.h"
+#include "slang.h"
+
+namespace spreplay::hooks {
+
+// Slang's reflection C API, looked up in the Slang library the app loaded:
+// the hooks must not link Slang themselves.
+using GetFullNameFn = SlangResult (*)(SlangReflectionType*, ISlangBlob**);
+using FindTypeByNameFn = SlangReflectionType* (*)(SlangReflection*, const char*);
+
+// The process-wide hook state. It must be global: the hooked methods are
+// reached through Slang's vtables, with no place to carry a context pointer.
+struct HookState {
+  std::mutex mutex;
+  HookOptions options;
+  std::string toolchain;  // options.toolchain + Slang's build tag
+  VtablePatcher patcher;
+  FileDigests files;
+  std::vector<HookListener*> listeners;
+  absl::flat_hash_map<const void*, ComponentPtr> components;
+  absl::flat_hash_map<const void*, std::shared_ptr<const SessionInfo>> sessions;
+  // Modules loaded from strings, by the path Slang made up for them.
+  absl::flat_hash_map<std::pair<const void*, std::string>, Digest> string_modules;
+  // What each file held when a session first read it, by (session, path).
+  // Slang keeps modules loaded in a session: a later program importing them
+  // uses what was read then, whatever the file holds now.
+  absl::flat_hash_map<std::pair<const void*, std::string>, FileContent> session_files;
+  // Type conformances created with an automatic id, by their description:
+  // where to ask Slang which id it assigned.
+  struct AutomaticConformance {
+    ComponentPtr description;  // keeps the key's address from being reused
+    slang::ISession* session = nullptr;
+    slang::TypeReflection* type = nullptr;
+    slang::TypeReflection* interface_type = nullptr;
+  };
+  absl::flat_hash_map<const Component*, AutomaticConformance> automatic_conformances;
+  uint64_t session_count = 0;
+  GetFullNameFn get_full_name = nullptr;
+  FindTypeByNameFn find_type_by_name = nullptr;
+  HookCounts counts;
+  std::string slangpy_directory;  // where slang_library lives
+};
+
+HookState& State();
+
+// Runs a listener inside a Slang call. Nothing may unwind through Slang and
+// slangpy: a listener that throws is reported, and the call goes on as if the
+// listener had had no opinion.
+template <typename Call>
+void Notify(HookListener* listener, Call call) noexcept {
+  try {
+    call(*listener);
+  } catch (const std::exception& error) {
+    PrintLineToStderr(std::string("spreplay: internal error, ignored: ") + error.what());
+  } catch (...) {
+    PrintLineToStderr("spreplay: internal error, ignored");
+  }
+}
+
+template <typename... Args>
+void Log(fmt::format_string<Args...> format, Args&&... args) {
+  if (!State().options.verbose) return;
+  PrintLineToStderr("spreplay: " + fmt::format(format, std::forward<Args>(args)...));
+}
+
+void Count(uint64_t HookCounts::*counter);
+
+// Keeps `object` alive and remembers what it contains.
+void Track(ISlangUnknown* object, ComponentPtr component);
+// What the hooks know `object` contains; opaque if they never saw it made.
+ComponentPtr Lookup(const void* object);
+void PatchModule(slang::IModule* module);
+
+// Describes a module Slang just loaded by reading every file it depends on.
+// A file that cannot be read makes the module opaque: we never serve code
+// for content we could not see. False if the hooks knew it already.
+bool DescribeModule(slang::IModule* module, const char* requested_name, const char* path,
+                    std::optional<std::string> source);
+
+// A file as `session` first read it (Slang keeps what a session loaded).
+absl::StatusOr<FileContent> SessionFile(const void* session, const std::string& path);
+// The digest of a module `session` loaded from a string, by its path.
+std::optional<Digest> StringModuleDigest(const void* session, const std::string& path);
+
+}  // namespace spreplay::hooks

@@ -1,0 +1,159 @@
+#include "interpose/module_serving.h"
+
+#include "common/fmt_absl.h"
+#include "interpose/blobs.h"
+#include "interpose/hook_state.h"
+#include "interpose/module_cache.h"
+
+namespace spreplay::hooks {
+namespace {
+
+using slang::IModule;
+using slang::ISession;
+
+// The module of `session` named `name`, if Slang has one.
+IModule* LoadedModuleNamed(ISession* session, const std::string& name) {
+  for (SlangInt i = 0; i < session->getLoadedModuleCount(); ++i) {
+    IModule* module = session->getLoadedModule(i);
+    if (module && module->getName() && name == module->getName()) return module;
+  }
+  return nullptr;
+}
+
+// Whether Slang holds the module `requested` names: "user" and "user.slang"
+// both name a module Slang called "user".
+bool HoldsModuleRequestedAs(ISession* session, const std::string& requested) {
+  constexpr std::string_view kExtension = ".slang";
+  return LoadedModuleNamed(session, requested) ||
+         (requested.ends_with(kExtension) &&
+          LoadedModuleNamed(session, requested.substr(0, requested.size() - kExtension.size())));
+}
+
+// The content digest of a module Slang holds, describing it first if the
+// hooks never saw it (Slang loaded it for an import).
+std::optional<Digest> LoadedModuleDigest(IModule* module) {
+  {
+    std::lock_guard lock(State().mutex);
+    if (auto it = State().components.find(module); it != State().components.end())
+      return it->second->keyable ? std::optional<Digest>(it->second->digest) : std::nullopt;
+  }
+  DescribeModule(module, nullptr, nullptr, std::nullopt);
+  const ComponentPtr described = Lookup(module);
+  return described->keyable ? std::optional<Digest>(described->digest) : std::nullopt;
+}
+
+// Loads `plan`'s modules from IR, skipping those Slang already holds with
+// the same content; the last is the requested module. Fails, leaving the
+// modules loaded so far (content-checked, as the plan requires), when a
+// module is loaded with other content or Slang rejects the IR.
+absl::StatusOr<IModule*> LoadPlan(ISession* session, const SessionInfo& info,
+                                  const std::vector<ModuleFromIr>& plan) {
+  IModule* last = nullptr;
+  for (const ModuleFromIr& step : plan) {
+    if (IModule* loaded = LoadedModuleNamed(session, step.name)) {
+      if (LoadedModuleDigest(loaded) != step.description->digest) {
+        return absl::FailedPreconditionError(
+            fmt::format("the session already holds a module '{}' with other content", step.name));
+      }
+      last = loaded;
+      continue;
+    }
+    ISlangBlob* ir = NewBorrowedBlob(step.ir, step.ir_size);
+    ISlangBlob* diagnostics = nullptr;
+    const std::string path = info.without_module_cache && !step.description->source
+                                 ? ModuleCacheFileName(step.path)
+                                 : step.path;
+    IModule* module = session->loadModuleFromIRBlob(
+        step.name.c_str(), path.empty() ? nullptr : path.c_str(), ir, &diagnostics);
+    ir->release();
+    const std::string said = BlobToString(diagnostics);
+    if (diagnostics) diagnostics->release();
+    if (!module) {
+      return absl::InternalError(
+          fmt::format("Slang could not load module '{}' from its IR: {}", step.name, said));
+    }
+    PatchModule(module);
+    Track(module, step.description);
+    Count(&HookCounts::modules_served);
+    Log("module {} served from IR ({} bytes)", step.name, step.ir_size);
+    {
+      std::lock_guard lock(State().mutex);
+      if (step.description->source)
+        State().string_modules[std::make_pair(static_cast<const void*>(session),
+                                              step.description->path)] = step.description->digest;
+    }
+    for (HookListener* listener : State().listeners)
+      Notify(listener, [&](HookListener& it) { it.OnModuleLoaded(step.description, step.files); });
+    last = module;
+  }
+  return last;
+}
+
+}  // namespace
+
+ModuleServing ServeModule(ISession* session, ModuleLoadRequest& request, ISlangBlob** diagnostics) {
+  ModuleServing serving;
+  {
+    std::lock_guard lock(State().mutex);
+    auto it = State().sessions.find(session);
+    if (it == State().sessions.end()) return serving;
+    request.session = it->second;
+    request.toolchain = State().toolchain;
+  }
+  ModuleFileReader reader;
+  reader.file = [session](const std::string& path) { return SessionFile(session, path); };
+  reader.string_module = [session](const std::string& path) {
+    return StringModuleDigest(session, path);
+  };
+  for (HookListener* listener : State().listeners) {
+    std::vector<ModuleFromIr> plan;
+    std::string why;
+    ModuleDecision decision = ModuleDecision::kPass;
+    Notify(listener,
+           [&](HookListener& it) { decision = it.DecideModule(request, reader, &plan, &why); });
+    switch (decision) {
+      case ModuleDecision::kPass:
+        if (!plan.empty()) {
+          if (absl::StatusOr<IModule*> imports = LoadPlan(session, *request.session, plan);
+              !imports.ok())
+            Log("imports of module {} not served: {}", request.Label(), imports.status().message());
+        }
+        if (!why.empty() && !serving.listener)
+          serving = {ModuleServing::kLoadFromSource, nullptr, listener, why};
+        continue;
+      case ModuleDecision::kRefuse:
+        // Asking again for a module Slang holds is no load.
+        if (!request.text && HoldsModuleRequestedAs(session, request.requested_name)) return {};
+        Count(&HookCounts::modules_refused);
+        if (diagnostics) *diagnostics = NewOwnedBlob(why + "\n");
+        return {ModuleServing::kRefused, nullptr, listener, why};
+      case ModuleDecision::kServe: {
+        absl::StatusOr<IModule*> loaded = LoadPlan(session, *request.session, plan);
+        if (loaded.ok() && *loaded) return {ModuleServing::kServed, *loaded, listener, ""};
+        const std::string failure =
+            loaded.ok() ? "the plan was empty" : std::string(loaded.status().message());
+        std::optional<std::string> refusal;
+        Notify(listener,
+               [&](HookListener& it) { refusal = it.RefuseUnservedModule(request, failure); });
+        if (refusal) {
+          Count(&HookCounts::modules_refused);
+          if (diagnostics) *diagnostics = NewOwnedBlob(*refusal + "\n");
+          return {ModuleServing::kRefused, nullptr, listener, *refusal};
+        }
+        return {ModuleServing::kLoadFromSource, nullptr, listener, failure};
+      }
+    }
+  }
+  return serving;
+}
+
+void ReportNotServed(const ModuleServing& serving, const ModuleLoadRequest& request,
+                     bool loaded_new_module) {
+  if (!loaded_new_module) return;
+  Count(&HookCounts::modules_compiled);
+  if (!serving.listener || serving.why.empty()) return;
+  Log("module {} loaded from source: {}", request.Label(), serving.why);
+  Notify(serving.listener, [&](HookListener& it) { it.OnModuleNotServed(request, serving.why); });
+}
+
+}  // namespace spreplay::hooks
