@@ -76,18 +76,13 @@ void DescribeCallSite(const Trace& trace, KernelJob& job) {
   std::vector<trace_schema::CallSite::Reader> call_sites = trace.CallSitesOf(*job.record);
   job.call_site.entry_point_name = job.record->entry_point_name;
   job.optix = job.outcome.optix = IsOptixProgram(job.record->code);
-  if (call_sites.empty()) {
-    job.outcome.label = fmt::format("kernel {} ({})", job.record->key.ToHex().substr(0, 16),
-                                    job.record->entry_point_name);
-    return;
-  }
+  job.outcome.label = KernelLabel(trace, *job.record);
+  if (call_sites.empty()) return;
   auto call_site = call_sites.front();
   job.call_site.module_name = call_site.getModule();
   job.call_site.function_name = call_site.getFunction();
   job.call_site.call_kind = CallKindName(call_site.getKind());
   job.call_site.wrapper_module_name = call_site.getSlangpyHash();
-  job.outcome.label = fmt::format("{}.{} ({})", job.call_site.module_name,
-                                  job.call_site.function_name, job.call_site.call_kind);
 }
 
 // What a trace without kernels says about the app that wrote it.

@@ -92,14 +92,6 @@ bool HasDebugInformation(const SessionConfig& config) {
                                             [&](const TargetConfig& t) { return has(t.options); });
 }
 
-std::string KernelLabel(const Trace& trace, const KernelRecord& record) {
-  std::vector<trace_schema::CallSite::Reader> call_sites = trace.CallSitesOf(record);
-  if (call_sites.empty()) return fmt::format("kernel {}", record.key.ToHex().substr(0, 16));
-  return fmt::format("{}.{} ({})", call_sites.front().getModule().cStr(),
-                     call_sites.front().getFunction().cStr(),
-                     CallKindName(call_sites.front().getKind()));
-}
-
 GroupOutcome ArchiveGroup(const Trace& trace, IrModuleBuilder& builder, const SessionGroup& group) {
   std::deque<Snapshot> snapshots;  // stable addresses for RecordedProgram
   std::vector<RecordedProgram> programs;

@@ -36,12 +36,6 @@ bool IsDerivedModuleName(std::string_view name) {
                      [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
 }
 
-// `path` without a trailing ".slang": Slang finds "a.slang" for `import a;`.
-std::string_view WithoutSlangExtension(std::string_view path) {
-  constexpr std::string_view kExtension = ".slang";
-  return path.ends_with(kExtension) ? path.substr(0, path.size() - kExtension.size()) : path;
-}
-
 // The name a file module is keyed by. Slang names a module after the request
 // that first loads it: loadModule("slangpy.slang") makes "slangpy.slang",
 // while `import slangpy;` in a module loaded earlier makes "slangpy". Both
@@ -54,6 +48,11 @@ std::string FileModuleKeyName(const std::string& name,
 }
 
 }  // namespace
+
+std::string_view WithoutSlangExtension(std::string_view path) {
+  constexpr std::string_view kExtension = ".slang";
+  return path.ends_with(kExtension) ? path.substr(0, path.size() - kExtension.size()) : path;
+}
 
 ComponentPtr WithChildren(const Component& node, std::vector<ComponentPtr> children) {
   switch (node.kind) {
@@ -90,6 +89,14 @@ void ForEachDistinctNode(const ComponentPtr& root,
       if (*child) pending.push_back(child->get());
     }
   }
+}
+
+bool HasTypeConformance(const ComponentPtr& program) {
+  bool found = false;
+  ForEachDistinctNode(program, [&](const Component& node) {
+    found = found || node.kind == Component::Kind::kTypeConformance;
+  });
+  return found;
 }
 
 const char* KindName(Component::Kind kind) {

@@ -104,9 +104,17 @@ ComponentPtr WithChildren(const Component& node, std::vector<ComponentPtr> child
 ComponentPtr RebuildTree(const ComponentPtr& root,
                          const std::function<ComponentPtr(const ComponentPtr&)>& replace);
 
+// Whether any part of `program` is a type conformance, which dynamic dispatch
+// numbers from a counter in the Slang session.
+bool HasTypeConformance(const ComponentPtr& program);
+
 // Why `program` cannot be keyed: the reason of its first opaque part ("" if
 // it is keyable).
 std::string NotKeyableReason(const ComponentPtr& program);
+
+// `path` without a trailing ".slang": Slang finds "a.slang" for `import a;`
+// and names the module "a".
+std::string_view WithoutSlangExtension(std::string_view path);
 
 // Replaces every mention of a dependency's path in module source text by the
 // digest of that file's content: slangpy writes the path of a module imported

@@ -23,10 +23,8 @@ IModule* LoadedModuleNamed(ISession* session, const std::string& name) {
 // Whether Slang holds the module `requested` names: "user" and "user.slang"
 // both name a module Slang called "user".
 bool HoldsModuleRequestedAs(ISession* session, const std::string& requested) {
-  constexpr std::string_view kExtension = ".slang";
   return LoadedModuleNamed(session, requested) ||
-         (requested.ends_with(kExtension) &&
-          LoadedModuleNamed(session, requested.substr(0, requested.size() - kExtension.size())));
+         LoadedModuleNamed(session, std::string(WithoutSlangExtension(requested)));
 }
 
 // The content digest of a module Slang holds, describing it first if the

@@ -153,6 +153,15 @@ void Trace::Contents::AddLog(TraceLog log) {
   logs.push_back(std::move(log));
 }
 
+std::string KernelLabel(const Trace& trace, const KernelRecord& kernel) {
+  const std::vector<trace_schema::CallSite::Reader> call_sites = trace.CallSitesOf(kernel);
+  if (call_sites.empty())
+    return fmt::format("kernel {} ({})", kernel.key.ToHex().substr(0, 16), kernel.entry_point_name);
+  return fmt::format("{}.{} ({})", call_sites.front().getModule().cStr(),
+                     call_sites.front().getFunction().cStr(),
+                     CallKindName(call_sites.front().getKind()));
+}
+
 std::string CallKindName(trace_schema::CallSite::Kind kind) {
   switch (kind) {
     case trace_schema::CallSite::Kind::CALL:

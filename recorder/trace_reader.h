@@ -32,6 +32,12 @@ struct KernelRecord {
 // "call", "bwds", "dispatch" or "raytracing": how tools name a call site's kind.
 std::string CallKindName(trace_schema::CallSite::Kind kind);
 
+class Trace;
+
+// "module.function (kind)" of `kernel`'s first call site, for messages, or
+// "kernel <key> (<entry point>)" when the trace names none.
+std::string KernelLabel(const Trace& trace, const KernelRecord& kernel);
+
 class Trace {
  public:
   static absl::StatusOr<Trace> Read(const std::string& path);

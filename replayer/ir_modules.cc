@@ -5,39 +5,12 @@
 #include "absl/container/flat_hash_set.h"
 #include "fmt/format.h"
 #include "interpose/blobs.h"
-#include "replayer/dependency_check.h"
-#include "replayer/load_order.h"
-#include "replayer/path_aliases.h"
 #include "replayer/program_builder.h"
 #include "replayer/recorded_working_directory.h"
 #include "replayer/replay_session.h"
-#include "replayer/tree_diff.h"
 
 namespace spreplay {
 namespace {
-
-// Loads `recorded`'s modules the way the app did (or finds them loaded, from
-// source or from IR) and builds it, checking it has the recorded content.
-absl::StatusOr<BuiltComponent> BuildProgram(ReplaySession& session,
-                                            const RecordedProgram& recorded) {
-  if (absl::Status status = session.Admit(*recorded.snapshot); !status.ok()) return status;
-  if (absl::Status status = AddDirectoryAliases(recorded.program, session.files()); !status.ok())
-    return status;
-  absl::StatusOr<std::vector<ComponentPtr>> modules = ModuleLoadOrder(
-      recorded.program, recorded.snapshot->string_modules, [&](const Component& module) {
-        if (module.source) return module.path;
-        return session.files().Canonical(module.path).value_or(module.path);
-      });
-  if (!modules.ok()) return modules.status();
-  if (absl::Status status = CheckDependencies(*modules, session); !status.ok()) return status;
-  ProgramBuilder builder(session);
-  if (absl::Status status = builder.LoadModules(*modules); !status.ok()) return status;
-  absl::StatusOr<BuiltComponent> built = builder.Build(recorded.program);
-  if (!built.ok()) return built.status();
-  if (absl::Status status = CheckSameContent(recorded.program, built->description); !status.ok())
-    return status;
-  return built;
-}
 
 // The layout slangpy and slang-rhi bind arguments with, as Slang writes it.
 absl::StatusOr<std::string> LayoutJson(slang::IComponentType* program) {
@@ -49,14 +22,6 @@ absl::StatusOr<std::string> LayoutJson(slang::IComponentType* program) {
         fmt::format("Slang has no layout for the program: {}", BlobToString(diagnostics.get())));
   }
   return BlobToString(json.get());
-}
-
-bool HasTypeConformance(const ComponentPtr& program) {
-  bool found = false;
-  ForEachDistinctNode(program, [&](const Component& node) {
-    found = found || node.kind == Component::Kind::kTypeConformance;
-  });
-  return found;
 }
 
 // Where the other modules' dependency lists name `module`.
@@ -83,7 +48,7 @@ SerializedSession IrModuleBuilder::Serialize(const SessionConfig& config,
   const RecordedWorkingDirectory working_directory((*session)->working_directory());
   std::vector<absl::StatusOr<BuiltComponent>> built;
   for (const RecordedProgram& program : programs) {
-    built.push_back(BuildProgram(**session, program));
+    built.push_back(BuildRecordedProgram(**session, program.program, *program.snapshot));
     absl::StatusOr<std::string> layout =
         built.back().ok() ? LayoutJson(built.back()->object.get()) : built.back().status();
     if (!layout.ok()) built.back() = layout.status();
@@ -201,7 +166,8 @@ std::vector<absl::StatusOr<std::string>> IrModuleBuilder::RebuildFromIr(
       status = from_ir.status();
     }
     absl::StatusOr<BuiltComponent> built =
-        status.ok() ? BuildProgram(*session, programs[p]) : absl::StatusOr<BuiltComponent>(status);
+        status.ok() ? BuildRecordedProgram(*session, programs[p].program, *programs[p].snapshot)
+                    : absl::StatusOr<BuiltComponent>(status);
     absl::StatusOr<std::string> layout =
         built.ok() ? LayoutJson(built->object.get()) : absl::StatusOr<std::string>(built.status());
     if (!layout.ok()) {

@@ -2,6 +2,10 @@
 
 #include "fmt/format.h"
 #include "interpose/blobs.h"
+#include "replayer/dependency_check.h"
+#include "replayer/load_order.h"
+#include "replayer/path_aliases.h"
+#include "replayer/tree_diff.h"
 
 namespace spreplay {
 namespace {
@@ -220,6 +224,28 @@ absl::StatusOr<BuiltComponent> ProgramBuilder::BuildLinked(const Component& reco
   if (absl::Status status = Check(result, diagnostics.get(), "link the program"); !status.ok())
     return status;
   return BuiltComponent{linked, Component::Linked(program->description, recorded.link_options)};
+}
+
+absl::StatusOr<BuiltComponent> BuildRecordedProgram(ReplaySession& session,
+                                                    const ComponentPtr& program,
+                                                    const Snapshot& snapshot) {
+  if (absl::Status status = session.Admit(snapshot); !status.ok()) return status;
+  if (absl::Status status = AddDirectoryAliases(program, session.files()); !status.ok())
+    return status;
+  absl::StatusOr<std::vector<ComponentPtr>> modules =
+      ModuleLoadOrder(program, snapshot.string_modules, [&](const Component& module) {
+        if (module.source) return module.path;
+        return session.files().Canonical(module.path).value_or(module.path);
+      });
+  if (!modules.ok()) return modules.status();
+  if (absl::Status status = CheckDependencies(*modules, session); !status.ok()) return status;
+  ProgramBuilder builder(session);
+  if (absl::Status status = builder.LoadModules(*modules); !status.ok()) return status;
+  absl::StatusOr<BuiltComponent> built = builder.Build(program);
+  if (!built.ok()) return built.status();
+  if (absl::Status status = CheckSameContent(program, built->description); !status.ok())
+    return status;
+  return built;
 }
 
 }  // namespace spreplay

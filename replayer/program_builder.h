@@ -53,4 +53,11 @@ class ProgramBuilder {
   std::vector<slang::IModule*> modules_;  // in load order, for type lookups
 };
 
+// Loads `program`'s modules the way the application did, over `snapshot`'s
+// files (or finds them loaded, from source or from IR), builds it and checks
+// that what it built has the recorded content.
+absl::StatusOr<BuiltComponent> BuildRecordedProgram(ReplaySession& session,
+                                                    const ComponentPtr& program,
+                                                    const Snapshot& snapshot);
+
 }  // namespace spreplay

@@ -5,26 +5,14 @@
 #include "common/seconds_since.h"
 #include "fmt/format.h"
 #include "interpose/blobs.h"
-#include "replayer/dependency_check.h"
-#include "replayer/load_order.h"
 #include "replayer/nvrtc_location.h"
-#include "replayer/path_aliases.h"
 #include "replayer/program_builder.h"
 #include "replayer/recorded_working_directory.h"
-#include "replayer/tree_diff.h"
 
 namespace spreplay {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-bool HasTypeConformance(const Component& node) {
-  if (node.kind == Component::Kind::kTypeConformance) return true;
-  for (const ComponentPtr& child : node.children) {
-    if (child && HasTypeConformance(*child)) return true;
-  }
-  return false;
-}
 
 absl::Status CheckReplayable(const ComponentPtr& program) {
   if (!program || program->kind != Component::Kind::kLinked) {
@@ -110,29 +98,14 @@ absl::StatusOr<ReplayedKernel> Replayer::ReplayIn(ReplaySession& session,
   // Slang and NVRTC see the directory the app's process saw (debug info).
   const RecordedWorkingDirectory working_directory(session.working_directory());
   const Clock::time_point start = Clock::now();
-  if (absl::Status status = session.Admit(snapshot); !status.ok()) return status;
-  if (absl::Status status = AddDirectoryAliases(program, session.files()); !status.ok())
-    return status;
-  absl::StatusOr<std::vector<ComponentPtr>> modules =
-      ModuleLoadOrder(program, snapshot.string_modules, [&](const Component& module) {
-        if (module.source) return module.path;
-        return session.files().Canonical(module.path).value_or(module.path);
-      });
-  if (!modules.ok()) return modules.status();
-  if (absl::Status status = CheckDependencies(*modules, session); !status.ok()) return status;
-
   // Witness tables of dynamic dispatch get sequential ids from a counter in
   // the Slang session that no API resets, so a session that compiled such a
   // program is no longer equivalent to a fresh one.
-  if (HasTypeConformance(*program)) session.MarkSpent();
+  if (HasTypeConformance(program)) session.MarkSpent();
 
   ReplayedKernel kernel;
-  ProgramBuilder builder(session);
-  if (absl::Status status = builder.LoadModules(*modules); !status.ok()) return status;
-  absl::StatusOr<BuiltComponent> built = builder.Build(program);
+  absl::StatusOr<BuiltComponent> built = BuildRecordedProgram(session, program, snapshot);
   if (!built.ok()) return built.status();
-  if (absl::Status status = CheckSameContent(program, built->description); !status.ok())
-    return status;
   kernel.front_end_seconds = SecondsSince(start);
 
   const Clock::time_point codegen_start = Clock::now();

@@ -12,11 +12,7 @@ namespace spreplay {
 namespace {
 
 // Digest fields of module entries were checked to be 32 bytes at open.
-Digest DigestOf(capnp::Data::Reader data) {
-  Digest digest;
-  if (data.size() == digest.bytes.size()) std::copy(data.begin(), data.end(), digest.bytes.begin());
-  return digest;
-}
+Digest DigestOf(capnp::Data::Reader data) { return DigestFromData(data).value_or(Digest{}); }
 
 PathRoot RootOf(schema::PathRoot root) {
   switch (root) {
