@@ -81,17 +81,6 @@ ModuleMetadata MetadataOf(const SessionGroup& group, const SerializedSession& se
   return metadata;
 }
 
-bool HasDebugInformation(const SessionConfig& config) {
-  auto has = [](const std::vector<CompilerOption>& options) {
-    return std::any_of(options.begin(), options.end(), [](const CompilerOption& option) {
-      return option.name == static_cast<int32_t>(slang::CompilerOptionName::DebugInformation) &&
-             option.int0 != 0;
-    });
-  };
-  return has(config.options) || std::any_of(config.targets.begin(), config.targets.end(),
-                                            [&](const TargetConfig& t) { return has(t.options); });
-}
-
 GroupOutcome ArchiveGroup(const Trace& trace, IrModuleBuilder& builder, const SessionGroup& group) {
   std::deque<Snapshot> snapshots;  // stable addresses for RecordedProgram
   std::vector<RecordedProgram> programs;
@@ -129,11 +118,7 @@ GroupOutcome ArchiveGroup(const Trace& trace, IrModuleBuilder& builder, const Se
     const std::string reason =
         failure.empty()
             ? ""
-            : fmt::format("{} rebuilt over IR: {}{}", KernelLabel(trace, *records[p]), first_line,
-                          HasDebugInformation(group.config)
-                              ? " (the session has debug information, whose source locations "
-                                "serialized IR does not carry)"
-                              : "");
+            : fmt::format("{} rebuilt over IR: {}", KernelLabel(trace, *records[p]), first_line);
     std::vector<size_t> modules;
     if (serialized.uses[p].ok()) {
       modules = *serialized.uses[p];

@@ -1,5 +1,7 @@
 #include "interpose/session_config.h"
 
+#include <algorithm>
+
 #include "interpose/key_hasher.h"
 
 namespace spreplay {
@@ -32,6 +34,18 @@ SessionConfig SessionConfig::From(const slang::SessionDesc& desc, std::string sl
   config.skip_spirv_validation = desc.skipSPIRVValidation;
   config.options = CopyOptions(desc.compilerOptionEntries, desc.compilerOptionEntryCount);
   return config;
+}
+
+bool SessionConfig::HasDebugInformation() const {
+  auto has = [](const std::vector<CompilerOption>& entries) {
+    return std::any_of(entries.begin(), entries.end(), [](const CompilerOption& option) {
+      return option.name == static_cast<int32_t>(slang::CompilerOptionName::DebugInformation) &&
+             option.int0 != 0;
+    });
+  };
+  return has(options) ||
+         std::any_of(targets.begin(), targets.end(),
+                     [&](const TargetConfig& target) { return has(target.options); });
 }
 
 Digest SessionConfig::ContentDigest() const {

@@ -48,6 +48,10 @@ struct SessionConfig {
 
   static SessionConfig From(const slang::SessionDesc& desc, std::string slangpy_directory);
 
+  // Whether the session or one of its targets compiles with debug information,
+  // which puts source locations into the code.
+  bool HasDebugInformation() const;
+
   // The content key of the configuration: every field except the locations
   // Slang searches (search paths and include options). What those locations
   // yielded is keyed by content, per module.

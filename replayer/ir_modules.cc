@@ -5,6 +5,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "fmt/format.h"
 #include "interpose/blobs.h"
+#include "replayer/module_serializer.h"
 #include "replayer/program_builder.h"
 #include "replayer/recorded_working_directory.h"
 #include "replayer/replay_session.h"
@@ -59,22 +60,24 @@ SerializedSession IrModuleBuilder::Serialize(const SessionConfig& config,
   absl::flat_hash_map<Digest, size_t> by_digest;
   absl::flat_hash_map<std::string, size_t> by_identity;
   absl::flat_hash_map<size_t, std::string> unserializable;
-  for (SlangInt i = 0; i < slang_session->getLoadedModuleCount(); ++i) {
+  const bool with_source_locations = config.HasDebugInformation();
+  const SlangInt loaded_count = slang_session->getLoadedModuleCount();
+  for (SlangInt i = 0; i < loaded_count; ++i) {
     slang::IModule* module = slang_session->getLoadedModule(i);
     SerializedModule serialized;
     absl::StatusOr<ComponentPtr> description = (*session)->Describe(module);
-    ComPtr<ISlangBlob> ir;
     const size_t index = result.modules.size();
     if (!description.ok()) {
       unserializable[index] = std::string(description.status().message());
       serialized.description = Component::Opaque("undescribable");
     } else {
       serialized.description = *description;
-      if (SLANG_FAILED(module->serialize(ir.WriteRef())) || !ir) {
-        unserializable[index] = fmt::format("Slang could not serialize module '{}'",
-                                            module->getName() ? module->getName() : "");
+      absl::StatusOr<std::string> ir =
+          SerializeModule(slang_session, module, **description, with_source_locations);
+      if (ir.ok()) {
+        serialized.ir = *std::move(ir);
       } else {
-        serialized.ir = BlobToString(ir.get());
+        unserializable[index] = std::string(ir.status().message());
       }
       by_digest.try_emplace(serialized.description->digest, index);
       by_identity.try_emplace(Identity(*serialized.description), index);

@@ -1,5 +1,5 @@
 #pragma once
-// Serializes the Slang modules a trace's programs load (IModule::serialize),
+// Serializes the Slang modules a trace's programs load (SerializeModule),
 // and proves that the serialized IR stands in for the source: in a fresh
 // session, each program rebuilt over modules loaded from IR
 // (loadModuleFromIRBlob) must have the layout the source gave it, and its

@@ -12,7 +12,8 @@ Steps, each in fresh processes, the pytest runs over the suite's CUDA tests
 instead of compiling one here; --trace compiles an earlier run's trace; and
 --stock-results compares with an earlier run's stock outcomes (its suite.json).
 The exit status is 1 when compile failed, or when a test's outcome differs
-from stock or a test is missing from a run.
+from stock or a test is missing from a run, except for the tests in
+EXPECTED_CHANGES, which check a side effect spreplay replaces on purpose.
 
 Writes to --out: suite.json (every test's outcome and kernel requests per run,
 and the per-file summary), suite.md (the same as tables), compile-report.json,
@@ -47,6 +48,14 @@ from app_output import clean_environment  # noqa: E402
 STEPS = ("stock", "compile", "served", "strict")
 RUNS = ("stock", "served", "strict")
 COUNTS = ("served", "compiled", "notKeyable", "refused")
+MODULE_COUNTS = ("modulesServed", "modulesCompiled", "modulesRefused")
+# Tests that check a side effect spreplay replaces on purpose, with why. A
+# change of such a test's outcome is reported, and does not fail the run.
+EXPECTED_CHANGES = {
+    "device/test_module_cache.py::test_module_cache": (
+        "it asserts that slangpy writes its module cache; a session whose modules the archive serves "
+        "as IR is created without that cache, which it leaves untouched (README, Limits)"),
+}
 OUTCOMES = ("passed", "failed", "error", "skipped", "xfailed", "xpassed", "unreported")
 
 
@@ -89,7 +98,8 @@ def read_logs(log_dir: Path) -> list[dict[str, Any]]:
         counts = requests.get(test, {})
         tests.append({"test": test, "file": test.split("::")[0],
                       "outcome": final_outcome(reports[test]) if test in reports else "unreported",
-                      **{count: counts.get(count, 0) for count in COUNTS}, "misses": counts.get("misses", [])})
+                      **{count: counts.get(count, 0) for count in COUNTS + MODULE_COUNTS},
+                      "misses": counts.get("misses", []), "moduleMisses": counts.get("moduleMisses", [])})
     return tests
 
 
@@ -136,9 +146,12 @@ def compile_trace(trace: Path, archive: Path, out: Path, args: argparse.Namespac
     shutil.rmtree(elsewhere, ignore_errors=True)
     lines = proc.stderr.splitlines()
     print(f"compile: exit {proc.returncode} in {wall:.0f} s: {lines[-1] if lines else ''}", flush=True)
-    statuses = [k["status"] for k in json.loads(report.read_text())["kernels"]] if report.exists() else []
+    content = json.loads(report.read_text()) if report.exists() else {}
+    statuses = [k["status"] for k in content.get("kernels", [])]
     return {"wall_s": wall, "exit_code": proc.returncode, "compiled": statuses.count("compiled"),
-            "failed": len(statuses) - statuses.count("compiled")}
+            "failed": len(statuses) - statuses.count("compiled"),
+            "modules_archived": content.get("modulesArchived", 0), "modules_refused": content.get("modulesRefused", 0),
+            "module_seconds": content.get("moduleSeconds", 0.0), "archive_bytes": content.get("archiveBytes", 0)}
 
 
 def reason_group(reason: str) -> str:
@@ -149,24 +162,35 @@ def reason_group(reason: str) -> str:
     return reason[:160].replace("|", "\\|")
 
 
+def expected_change(test: str) -> str | None:
+    """Why the test's outcome may differ under spreplay, if it is one that may."""
+    return next((why for prefix, why in EXPECTED_CHANGES.items() if test.split("[")[0].endswith(prefix)), None)
+
+
 def summarize(runs: dict[str, Any], stock: dict[str, str] | None) -> dict[str, Any]:
     files: dict[str, dict[str, Any]] = collections.defaultdict(dict)
     totals: dict[str, Any] = {}
     for name, run in runs.items():
         total = collections.Counter()
         reasons = collections.Counter()
+        module_reasons = collections.Counter()
         for test in run["tests"]:
             row = files[test["file"]].setdefault(name, collections.Counter())
             row[test["outcome"]] += 1
-            for count in COUNTS:
-                row[count] += test[count]
-                total[count] += test[count]
+            for count in COUNTS + MODULE_COUNTS:
+                row[count] += test.get(count, 0)
+                total[count] += test.get(count, 0)
             total[test["outcome"]] += 1
             for reason in test["misses"]:
                 reasons[reason_group(reason)] += 1
+            for reason in test.get("moduleMisses", []):
+                module_reasons[reason_group(reason)] += 1
         requests = sum(total[c] for c in COUNTS)
+        module_loads = sum(total[c] for c in MODULE_COUNTS)
         totals[name] = {**total, "requests": requests, "served_share": total["served"] / requests if requests else None,
-                        "miss_reasons": reasons.most_common()}
+                        "module_loads": module_loads,
+                        "modules_served_share": total["modulesServed"] / module_loads if module_loads else None,
+                        "miss_reasons": reasons.most_common(), "module_miss_reasons": module_reasons.most_common()}
     changed = []
     if stock is not None:
         for name in ("served", "strict"):
@@ -177,7 +201,7 @@ def summarize(runs: dict[str, Any], stock: dict[str, str] | None) -> dict[str, A
                 current = now.get(test, {"outcome": "missing", "misses": []})
                 if current["outcome"] != outcome:
                     changed.append({"run": name, "test": test, "stock": outcome, "now": current["outcome"],
-                                    "misses": current["misses"][:3]})
+                                    "misses": current["misses"][:3], "expected": expected_change(test)})
     return {"files": {f: {k: dict(v) for k, v in r.items()} for f, r in sorted(files.items())}, "totals": totals,
             "compared_with_stock": stock is not None, "changed_outcomes": changed,
             "pytest_summaries": {name: run["pytest_summary"] for name, run in runs.items()}}
@@ -194,20 +218,34 @@ def markdown(summary: dict[str, Any], compile_result: dict[str, Any] | None) -> 
         lines.append(f"| {n} | {t.get('passed', 0)} | {t.get('failed', 0)} | {t.get('error', 0)} | "
                      f"{t.get('skipped', 0)} | {t['requests']} | {t.get('served', 0)}{share} | "
                      f"{t.get('compiled', 0)} | {t.get('notKeyable', 0)} | {t.get('refused', 0)} |")
+    lines += ["", "| run | module loads | served as IR | loaded from source | refused |", "| --- | --- | --- | --- | --- |"]
+    for n in names:
+        t = summary["totals"][n]
+        share = f" ({100 * t['modules_served_share']:.1f}%)" if t.get("modules_served_share") is not None else ""
+        lines.append(f"| {n} | {t.get('module_loads', 0)} | {t.get('modulesServed', 0)}{share} | "
+                     f"{t.get('modulesCompiled', 0)} | {t.get('modulesRefused', 0)} |")
     lines += ["", "pytest's own counts (collection errors and module-level skips included):", ""]
     lines += [f"- {n}: {summary['pytest_summaries'][n]}" for n in names]
     if compile_result:
         lines += ["", f"Compile: {compile_result['compiled']} kernels compiled, {compile_result['failed']} failed, "
-                      f"in {compile_result['wall_s']:.0f} s."]
+                      f"in {compile_result['wall_s']:.0f} s; {compile_result.get('modules_archived', 0)} modules "
+                      f"archived as IR, {compile_result.get('modules_refused', 0)} refused "
+                      f"({compile_result.get('module_seconds', 0):.0f} s of it); archive "
+                      f"{compile_result.get('archive_bytes', 0) / 1e6:.1f} MB."]
     changed = len(summary["changed_outcomes"]) if summary["compared_with_stock"] else "n/a (no stock outcomes)"
     lines += ["", f"Tests whose outcome differs from stock, or that are missing: {changed}", ""]
     for change in summary["changed_outcomes"][:40]:
-        lines.append(f"- {change['run']}: `{change['test']}` {change['stock']} -> {change['now']}")
+        why = f" (expected: {change['expected']})" if change.get("expected") else ""
+        lines.append(f"- {change['run']}: `{change['test']}` {change['stock']} -> {change['now']}{why}")
     for n in names:
         reasons = summary["totals"][n]["miss_reasons"]
         if reasons:
             lines += ["", f"## Miss reasons, {n}", "", "| count | reason |", "| --- | --- |"]
             lines += [f"| {count} | {reason} |" for reason, count in reasons]
+        module_reasons = summary["totals"][n].get("module_miss_reasons", [])
+        if module_reasons:
+            lines += ["", f"## Modules not served, {n}", "", "| count | reason |", "| --- | --- |"]
+            lines += [f"| {count} | {reason} |" for reason, count in module_reasons]
     lines += ["", "## Per test file", "", "| file | " + " | ".join(f"{n} passed | {n} served/compiled/not keyable/refused"
                                                           for n in names) + " |",
               "| --- |" + " --- | --- |" * len(names)]
@@ -285,7 +323,8 @@ def main() -> int:
     print((args.out / "suite.md").read_text()[:6000], flush=True)
     summary = summarize(runs, stock)
     compile_failed = compile_result is not None and compile_result["exit_code"] != 0
-    return 1 if compile_failed or summary["changed_outcomes"] else 0
+    unexpected = [change for change in summary["changed_outcomes"] if not change["expected"]]
+    return 1 if compile_failed or unexpected else 0
 
 
 if __name__ == "__main__":

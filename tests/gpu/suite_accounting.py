@@ -5,7 +5,8 @@ process, xdist workers included. It appends JSON lines to files in
 $SPREPLAY_SUITE_LOG:
   - requests-<worker>.jsonl, written where a test runs: the kernel requests
     spreplay saw while it ran (setup and teardown included): served,
-    compiled, not keyable, refused, and why each miss missed;
+    compiled, not keyable, refused, and why each miss missed; and the module
+    loads it saw (served as IR, loaded from source, refused) and their reasons;
   - outcomes.jsonl, written by the process that collects the reports (the
     xdist controller, or pytest itself without xdist): every test report and
     collection problem, so that a test whose worker crashed still counts.
@@ -21,7 +22,7 @@ from typing import Any
 import pytest
 
 LOG_DIRECTORY = "SPREPLAY_SUITE_LOG"
-_COUNTS = ("served", "compiled", "notKeyable", "refused")
+_COUNTS = ("served", "compiled", "notKeyable", "refused", "modulesServed", "modulesCompiled", "modulesRefused")
 
 
 def _summary() -> dict[str, Any]:
@@ -69,4 +70,5 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):  #
         "test": item.nodeid,
         **{count: after.get(count, 0) - before.get(count, 0) for count in _COUNTS},
         "misses": [miss["reason"] for miss in after.get("misses", [])[len(before.get("misses", [])):]],
+        "moduleMisses": [miss["reason"] for miss in after.get("moduleMisses", [])[len(before.get("moduleMisses", [])):]],
     })
