@@ -103,9 +103,9 @@ GroupOutcome ArchiveGroup(const Trace& trace, IrModuleBuilder& builder, const Se
   // from IR exactly, and so were its imports.
   absl::flat_hash_map<size_t, std::string> refusals;
   absl::flat_hash_set<size_t> used;
-  absl::flat_hash_map<Digest, size_t> by_digest;
+  absl::flat_hash_map<ModuleNodeKey, size_t> by_node_key;
   for (size_t i = 0; i < serialized.modules.size(); ++i)
-    by_digest.try_emplace(serialized.modules[i].description->digest, i);
+    by_node_key.try_emplace(NodeKeyOf(*serialized.modules[i].description), i);
   for (size_t p = 0; p < programs.size(); ++p) {
     std::string failure;
     if (!codes[p].ok()) {
@@ -124,8 +124,8 @@ GroupOutcome ArchiveGroup(const Trace& trace, IrModuleBuilder& builder, const Se
       modules = *serialized.uses[p];
     } else {
       ForEachDistinctNode(programs[p].program, [&](const Component& node) {
-        if (auto it = by_digest.find(node.digest);
-            node.kind == Component::Kind::kModule && it != by_digest.end())
+        if (auto it = by_node_key.find(NodeKeyOf(node));
+            node.kind == Component::Kind::kModule && it != by_node_key.end())
           modules.push_back(it->second);
       });
     }

@@ -16,6 +16,7 @@
 #include "fmt/format.h"
 #include "interpose/file_digests.h"
 #include "interpose/hook_listener.h"
+#include "interpose/module_description.h"
 #include "interpose/slang_hooks.h"
 #include "interpose/vtable_patch.h"
 #include "slang.h"
@@ -40,6 +41,10 @@ struct HookState {
   absl::flat_hash_map<const void*, std::shared_ptr<const SessionInfo>> sessions;
   // Modules loaded from strings, by the path Slang made up for them.
   absl::flat_hash_map<std::pair<const void*, std::string>, Digest> string_modules;
+  // Of those, the ones served from IR, by (session, module name): what their
+  // importers loaded from source must list (ServedStringImport).
+  absl::flat_hash_map<std::pair<const void*, std::string>, ServedStringImport>
+      served_string_modules;
   // What each file held when a session first read it, by (session, path).
   // Slang keeps modules loaded in a session: a later program importing them
   // uses what was read then, whatever the file holds now.

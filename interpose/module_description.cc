@@ -1,15 +1,18 @@
 #include "interpose/module_description.h"
 
+#include <algorithm>
 #include <vector>
 
 #include "common/fmt_absl.h"
 #include "fmt/format.h"
+#include "interpose/imported_modules.h"
 
 namespace spreplay {
 
 absl::StatusOr<ComponentPtr> DescribeLoadedModule(slang::IModule* module,
                                                   const ModuleRequest& request,
-                                                  const DependencyDigest& digest_of) {
+                                                  const DependencyDigest& digest_of,
+                                                  const ServedStringImportNamed& served_import) {
   const std::string name = module->getName() ? module->getName() : "";
   const std::string own_path = module->getFilePath() ? module->getFilePath() : request.path;
   std::vector<SourceFile> dependencies;
@@ -25,6 +28,16 @@ absl::StatusOr<ComponentPtr> DescribeLoadedModule(slang::IModule* module,
                                              digest.status().message()));
     }
     dependencies.push_back({dependency, *digest});
+  }
+  if (request.source && served_import) {
+    for (const std::string& imported : ImportedModuleNames(*request.source)) {
+      std::optional<ServedStringImport> served = served_import(imported);
+      if (!served) continue;
+      const bool listed =
+          std::any_of(dependencies.begin(), dependencies.end(),
+                      [&](const SourceFile& file) { return file.path == served->path; });
+      if (!listed) dependencies.push_back({served->path, served->digest});
+    }
   }
   return Component::Module(name, own_path, request.requested_name, request.source,
                            std::move(dependencies));

@@ -76,9 +76,13 @@ absl::StatusOr<IModule*> LoadPlan(ISession* session, const SessionInfo& info,
     Log("module {} served from IR ({} bytes)", step.name, step.ir_size);
     {
       std::lock_guard lock(State().mutex);
-      if (step.description->source)
-        State().string_modules[std::make_pair(static_cast<const void*>(session),
-                                              step.description->path)] = step.description->digest;
+      if (step.description->source) {
+        const void* owner = session;
+        State().string_modules[std::make_pair(owner, step.description->path)] =
+            step.description->digest;
+        State().served_string_modules[std::make_pair(owner, step.name)] = {
+            step.description->path, step.description->digest};
+      }
     }
     for (HookListener* listener : State().listeners)
       Notify(listener, [&](HookListener& it) { it.OnModuleLoaded(step.description, step.files); });

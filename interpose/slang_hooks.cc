@@ -146,6 +146,12 @@ bool DescribeModule(IModule* module, const char* requested_name, const char* pat
         if (!content.ok()) return content.status();
         contents.push_back(*content);
         return content->digest;
+      },
+      [session](const std::string& name) -> std::optional<ServedStringImport> {
+        std::lock_guard lock(State().mutex);
+        auto it = State().served_string_modules.find(std::make_pair(session, name));
+        if (it == State().served_string_modules.end()) return std::nullopt;
+        return it->second;
       });
   const std::string name = module->getName() ? module->getName() : "";
   if (!described.ok()) {

@@ -30,6 +30,8 @@ const std::string& Identity(const Component& module) { return module.path; }
 
 }  // namespace
 
+ModuleNodeKey NodeKeyOf(const Component& module) { return {module.digest, module.name}; }
+
 absl::StatusOr<std::unique_ptr<IrModuleBuilder>> IrModuleBuilder::Create(ReplayerOptions options) {
   absl::StatusOr<ComPtr<slang::IGlobalSession>> global_session = CreateGlobalSession(options);
   if (!global_session.ok()) return global_session.status();
@@ -57,7 +59,7 @@ SerializedSession IrModuleBuilder::Serialize(const SessionConfig& config,
   }
 
   slang::ISession* slang_session = (*session)->session();
-  absl::flat_hash_map<Digest, size_t> by_digest;
+  absl::flat_hash_map<ModuleNodeKey, size_t> by_node_key;
   absl::flat_hash_map<std::string, size_t> by_identity;
   absl::flat_hash_map<size_t, std::string> unserializable;
   const bool with_source_locations = config.HasDebugInformation();
@@ -79,7 +81,7 @@ SerializedSession IrModuleBuilder::Serialize(const SessionConfig& config,
       } else {
         unserializable[index] = std::string(ir.status().message());
       }
-      by_digest.try_emplace(serialized.description->digest, index);
+      by_node_key.try_emplace(NodeKeyOf(*serialized.description), index);
       by_identity.try_emplace(Identity(*serialized.description), index);
     }
     result.modules.push_back(std::move(serialized));
@@ -104,8 +106,8 @@ SerializedSession IrModuleBuilder::Serialize(const SessionConfig& config,
     std::string missing;
     ForEachDistinctNode(programs[p].program, [&](const Component& node) {
       if (node.kind != Component::Kind::kModule) return;
-      auto it = by_digest.find(node.digest);
-      if (it == by_digest.end()) {
+      auto it = by_node_key.find(NodeKeyOf(node));
+      if (it == by_node_key.end()) {
         missing = node.name;
         return;
       }

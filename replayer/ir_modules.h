@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -28,6 +29,12 @@ struct RecordedProgram {
   int64_t entry_point_index = 0;
   int64_t target_index = 0;
 };
+
+// Which of a session's modules a recorded module node is: its content and its
+// name. slangpy derives each wrapper's name from its call, so two wrappers may
+// differ only in their names, which module digests leave out.
+using ModuleNodeKey = std::pair<Digest, std::string>;
+ModuleNodeKey NodeKeyOf(const Component& module);
 
 struct SerializedModule {
   ComponentPtr description;  // as the hooks describe it when Slang loads it from source

@@ -454,5 +454,97 @@ TEST(ServedModulesByPathTest, AModuleLoadedByAbsolutePathIsServedFromItsNewPlace
   EXPECT_EQ(served[0].program->digest, recorded[0].program->digest);
 }
 
+// ---------------------------------------------------------------------------------------------
+// Dynamic dispatch over served modules
+
+// slangpy's test of type conformances: a module from a string, whose function
+// creates a dynamic object of an interface its two structs conform to.
+constexpr const char* kConformingModule = R"(import "slangpy";
+interface IVal { int get(); }
+struct Get10 : IVal { int get() { return 10; } }
+struct Get20 : IVal { int get() { return 20; } }
+int getval() { IVal val = createDynamicObject<IVal>(0, 0); return val.get(); }
+)";
+
+// A call site of getval per conformance, each its own kernel, the ids left to
+// Slang as slangpy leaves them. slangpy names each wrapper after a hash of
+// the call, conformances included: the wrappers' texts differ only in those
+// names.
+absl::Status CompileDispatchCallSites(slang::ISession* session,
+                                      const std::vector<std::string>& conformances) {
+  ComPtr<ISlangBlob> diagnostics;
+  slang::IModule* user = session->loadModuleFromSourceString(
+      "a5f179b4bedeb3e8", nullptr, kConformingModule, diagnostics.WriteRef());
+  if (!user) return absl::InternalError("user module: " + Diagnostics(diagnostics));
+  const std::string body = R"(import slangpy;
+import a5f179b4bedeb3e8;
+[shader("compute")]
+[numthreads(1, 1, 1)]
+void compute_main(uint3 tid: SV_DispatchThreadID, uniform RWStructuredBuffer<int> data) {
+  data[tid.x] = getval();
+}
+)";
+  slang::ProgramLayout* layout = user->getLayout();
+  for (const std::string& conforming : conformances) {
+    const std::string name = Sha256Of(body + conforming).ToHex();
+    slang::IModule* wrapper = session->loadModuleFromSourceString(
+        name.c_str(), nullptr, fmt::format("// {}\n{}", name, body).c_str(),
+        diagnostics.WriteRef());
+    if (!wrapper) return absl::InternalError("wrapper: " + Diagnostics(diagnostics));
+    ComPtr<slang::IEntryPoint> entry_point;
+    if (SLANG_FAILED(wrapper->findEntryPointByName("compute_main", entry_point.WriteRef())))
+      return absl::InternalError("no compute_main");
+    ComPtr<slang::ITypeConformance> conformance;
+    if (SLANG_FAILED(session->createTypeConformanceComponentType(
+            layout->findTypeByName(conforming.c_str()), layout->findTypeByName("IVal"),
+            conformance.WriteRef(), -1, diagnostics.WriteRef())))
+      return absl::InternalError("conformance: " + Diagnostics(diagnostics));
+    absl::StatusOr<std::string> code =
+        ComposeAndGenerate(session, {wrapper, user, entry_point.get(), conformance.get()});
+    if (!code.ok()) return code.status();
+  }
+  return absl::OkStatus();
+}
+
+TEST(ServedModulesDispatchTest, KernelsWithAutomaticConformanceIdsKeepTheirKeys) {
+  Switch();
+  EXPECT_TRUE(TakeOverWorkingDirectoryForNvrtc());
+  TempDir work;
+  const std::vector<std::string> conformances = {"Get10", "Get20"};
+  auto record = [&] {
+    ComPtr<slang::IGlobalSession> live = NewHookedGlobalSession();
+    return RecordSession(live.get(), {WheelSlangDirectory()}, 2, [&](slang::ISession* session) {
+      return CompileDispatchCallSites(session, conformances);
+    });
+  };
+  absl::StatusOr<Compiled> compiled = RecordAndCompile(work.path(), record);
+  ASSERT_TRUE(compiled.ok()) << compiled.status();
+  ASSERT_EQ(compiled->recordings.size(), 2u);
+  EXPECT_EQ(compiled->report.failed(), 0u);
+  EXPECT_EQ(compiled->report.modules_refused, 0u);
+  // The wrappers' descriptions, and so the trace's components, are the same:
+  // their texts differ in the derived names alone. The trace holds the first.
+  EXPECT_EQ(compiled->report.modules_archived, 3u);  // slangpy, the user's module, a wrapper
+
+  ArchiveModules modules(*compiled->archive, /*strict=*/false);
+  Switch().Use(&modules);
+  const HookCounts before = GetHookCounts();
+  const std::vector<Recording> served = record();
+  const HookCounts after = GetHookCounts();
+  Switch().Use(nullptr);
+  // The second wrapper loads from source, over the user's module served from
+  // IR, which lists no pseudo path of its own: the wrapper is still described,
+  // and its kernel keyed, as when it was recorded.
+  EXPECT_EQ(after.modules_served - before.modules_served, 3u);
+  EXPECT_EQ(after.modules_compiled - before.modules_compiled, 1u);
+  ASSERT_EQ(modules.misses().size(), 1u);
+  EXPECT_THAT(modules.misses()[0].reason, HasSubstr("no module of the archive has this text"));
+  ASSERT_EQ(served.size(), 2u);
+  for (size_t i = 0; i < served.size(); ++i) {
+    EXPECT_EQ(served[i].program->digest, compiled->recordings[i].program->digest) << i;
+    EXPECT_EQ(served[i].code, compiled->recordings[i].code) << i;
+  }
+}
+
 }  // namespace
 }  // namespace spreplay
