@@ -37,7 +37,7 @@ gpu-test: setup
 # wheel): stock while recording, compiled elsewhere, served, served strict with
 # the driver's JIT off. Writes build/gpu-test-slangpy/suite.md and suite.json;
 # commit them under bench/results/. SUITE_ARGS go to tests/gpu/slangpy_suite.py,
-# e.g. SUITE_ARGS="--archive kernels.fatbin --steps served,strict".
+# e.g. SUITE_ARGS="--archive kernels.sprk --steps served,strict".
 SUITE_ARGS ?=
 gpu-test-slangpy: setup
 	@.venv/bin/python -c "import xdist" 2>/dev/null || .venv/bin/python -m pip install -q pytest-xdist

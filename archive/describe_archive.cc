@@ -112,15 +112,15 @@ void WriteEntry(schema::KernelEntry::Reader entry, JsonWriter& json) {
   json.Key("key").String(HexOf(entry.getKey()));
   json.Key("module").String(AsView(call_site.getModuleName()));
   json.Key("function").String(AsView(call_site.getFunctionName()));
-  json.Key("call_kind").String(AsView(call_site.getCallKind()));
-  json.Key("wrapper_module").String(AsView(call_site.getWrapperModuleName()));
-  json.Key("entry_point").String(AsView(call_site.getEntryPointName()));
-  json.Key("session_digest").String(HexOf(entry.getSessionDigest()));
-  json.Key("program_digest").String(HexOf(entry.getProgramDigest()));
-  json.Key("sass_arches").BeginArray();
+  json.Key("callKind").String(AsView(call_site.getCallKind()));
+  json.Key("wrapperModule").String(AsView(call_site.getWrapperModuleName()));
+  json.Key("entryPoint").String(AsView(call_site.getEntryPointName()));
+  json.Key("sessionDigest").String(HexOf(entry.getSessionDigest()));
+  json.Key("programDigest").String(HexOf(entry.getProgramDigest()));
+  json.Key("sassArches").BeginArray();
   for (const uint32_t arch : entry.getSassArches()) json.Uint(arch);
   json.EndArray();
-  json.Key("ptx_arch").Uint(entry.getPtxArch());
+  json.Key("ptxArch").Uint(entry.getPtxArch());
   json.Key("optix").Bool(entry.getOptix());
   json.Key("manifest").BeginArray();
   for (const auto dependency : entry.getManifest()) {
@@ -151,16 +151,16 @@ std::string DescribeAsJson(const Archive& archive) {
   JsonWriter json(/*indent=*/2);
   json.BeginObject();
   json.Key("path").String(archive.source_name());
-  json.Key("format_version").Uint(archive.header().format_version);
-  json.Key("file_size").Uint(archive.header().file_size);
+  json.Key("formatVersion").Uint(archive.header().format_version);
+  json.Key("fileSize").Uint(archive.header().file_size);
   json.Key("toolchain").String(AsView(index.getToolchain()));
-  json.Key("spreplay_version").String(AsView(index.getSpreplayVersion()));
+  json.Key("spreplayVersion").String(AsView(index.getSpreplayVersion()));
   json.Key("creation").BeginObject();
-  json.Key("created_unix_seconds").Int(creation.getCreatedUnixSeconds());
+  json.Key("createdUnixSeconds").Int(creation.getCreatedUnixSeconds());
   json.Key("host").String(AsView(creation.getHost()));
   json.Key("command").String(AsView(creation.getCommand()));
   json.EndObject();
-  json.Key("kernel_count").Uint(archive.kernel_count());
+  json.Key("kernelCount").Uint(archive.kernel_count());
   json.Key("kernels").BeginArray();
   for (const auto entry : index.getEntries()) WriteEntry(entry, json);
   json.EndArray();
@@ -169,16 +169,16 @@ std::string DescribeAsJson(const Archive& archive) {
     json.BeginObject();
     json.Key("key").String(HexOf(module.getKey()));
     json.Key("name").String(AsView(module.getName()));
-    json.Key("requested_name").String(AsView(module.getRequestedName()));
-    json.Key("session_digest").String(HexOf(module.getSessionDigest()));
-    json.Key("from_string").Bool(module.getSourceLookup().size() > 0);
+    json.Key("requestedName").String(AsView(module.getRequestedName()));
+    json.Key("sessionDigest").String(HexOf(module.getSessionDigest()));
+    json.Key("fromString").Bool(module.getSourceLookup().size() > 0);
     json.Key("files").Uint(module.getFiles().size());
     json.Key("imports").Uint(module.getImports().size());
-    json.Key("ir_bytes").Uint(module.getBlob().getSize());
+    json.Key("irBytes").Uint(module.getBlob().getSize());
     json.EndObject();
   }
   json.EndArray();
-  json.Key("unserved_modules").BeginArray();
+  json.Key("unservedModules").BeginArray();
   for (const auto unserved : index.getUnservedModules()) {
     json.BeginObject();
     json.Key("name").String(AsView(unserved.getName()));

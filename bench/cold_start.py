@@ -7,7 +7,8 @@ Every measurement is a fresh process running the app under
 bench/phase_probe.py. Per workload, once:
   record    stock, fresh CUDA cache, SLANGPY_RECORD          -> trace, record overhead
   compile   spreplay compile trace -o archive (default arches, no compile cache)
-  prime     twice, stock with empty caches that the warm configurations then use:
+  prime     stock with empty caches that the warm configurations then use, once
+            for each set of caches a measured configuration needs:
             a shader cache and a CUDA cache for warm; the same plus a module
             cache for warm_all (a session with a module cache has other
             options, so its shader-cache entries never match one without)
@@ -94,6 +95,10 @@ def probed_run(app: Path, env: dict[str, str], out_npz: Path, probe_json: Path, 
     return result
 
 
+# The configurations that run with each warm configuration's primed caches.
+PRIMED_FOR = {"warm": {"warm", "cuda_warm"}, "warm_all": {"warm_all", "spreplay_module_cache"}}
+
+
 class WorkloadBench:
     """The prepared state and the measurements of one workload."""
 
@@ -139,6 +144,8 @@ class WorkloadBench:
 
         self.result["prime"] = {}
         for config, caches in self.warm_caches.items():
+            if not set(self.configs) & PRIMED_FOR[config]:
+                continue  # no configuration measured here runs with these caches
             for cache in caches.values():
                 cache.mkdir(exist_ok=True)
             self.result["prime"][config] = self.run(f"prime-{config}", self.warm_env(config))

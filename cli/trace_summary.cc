@@ -32,9 +32,11 @@ std::string Signature(trace_schema::CallSite::Reader call_site) {
   return text;
 }
 
-std::string Clip(std::string text, size_t width) {
-  if (text.size() <= width) return text;
-  return text.substr(0, width - 1) + "~";
+// The width of a column that shows every value in full.
+size_t ColumnWidth(std::string_view header, const std::vector<std::string>& values) {
+  size_t width = header.size();
+  for (const std::string& value : values) width = std::max(width, value.size());
+  return width;
 }
 
 }  // namespace
@@ -62,27 +64,32 @@ std::string DescribeTrace(const Trace& trace) {
         trace.unknown_records(), trace.undecodable_records());
   }
 
-  out += fmt::format("\n{:<16}  {:<10}  {:<12}  {:<24}  {:<9}  {:>9}  {:>9}  {}\n", "KERNEL",
-                     "KIND", "MODULE", "FUNCTION", "COMPILE", "WRAPPER", "PTX", "SIGNATURE");
+  struct KernelRow {
+    std::string key, kind, module, function, signature;
+    double compile_seconds = 0;
+    uint64_t wrapper_size = 0, code_size = 0;
+  };
+  std::vector<KernelRow> rows;
   for (const KernelRecord& kernel : trace.kernels()) {
     std::vector<trace_schema::CallSite::Reader> call_sites = trace.CallSitesOf(kernel);
-    uint64_t wrapper_size = 0;
+    KernelRow row;
     if (absl::StatusOr<ComponentPtr> program = trace.FindComponent(kernel.program); program.ok()) {
       ForEachDistinctNode(*program, [&](const Component& node) {
         if (node.kind == Component::Kind::kModule && node.source)
-          wrapper_size += node.source->size();
+          row.wrapper_size += node.source->size();
       });
     }
-    const std::string kind = call_sites.empty() ? "-" : CallKindName(call_sites[0].getKind());
-    const std::string module = call_sites.empty() ? "-" : call_sites[0].getModule().cStr();
-    const std::string function =
+    row.key = kernel.key.ToHex().substr(0, 16);
+    row.kind = call_sites.empty() ? "-" : CallKindName(call_sites[0].getKind());
+    row.module = call_sites.empty() ? "-" : call_sites[0].getModule().cStr();
+    row.function =
         call_sites.empty() ? kernel.entry_point_name : call_sites[0].getFunction().cStr();
-    out += fmt::format("{:<16}  {:<10}  {:<12}  {:<24}  {:>7.2f} s  {:>9}  {:>9}  {}\n",
-                       kernel.key.ToHex().substr(0, 16), kind, Clip(module, 12), Clip(function, 24),
-                       kernel.compile_seconds, Bytes(wrapper_size), Bytes(kernel.code.size()),
-                       call_sites.empty() ? "" : Signature(call_sites[0]));
+    row.signature = call_sites.empty() ? "" : Signature(call_sites[0]);
+    row.compile_seconds = kernel.compile_seconds;
+    row.code_size = kernel.code.size();
+    rows.push_back(std::move(row));
   }
-  size_t without_kernel = 0;
+  std::vector<trace_schema::CallSite::Reader> without_kernel;
   for (auto call_site : trace.call_sites()) {
     bool found = std::any_of(
         trace.kernels().begin(), trace.kernels().end(), [&](const KernelRecord& kernel) {
@@ -90,13 +97,38 @@ std::string DescribeTrace(const Trace& trace) {
                            std::string(call_site.getSlangpyHash().cStr())) !=
                  kernel.module_names.end();
         });
-    if (found) continue;
-    if (without_kernel++ == 0)
-      out += "\ncall sites without a recorded kernel (not compiled by Slang on this device):\n";
-    out += fmt::format("  {:<16}  {:<10}  {:<12}  {:<24}  {}\n",
-                       std::string(call_site.getSlangpyHash().cStr()).substr(0, 16),
-                       CallKindName(call_site.getKind()), Clip(call_site.getModule().cStr(), 12),
-                       Clip(call_site.getFunction().cStr(), 24), Signature(call_site));
+    if (!found) without_kernel.push_back(call_site);
+  }
+  // Columns as wide as their longest value: a module is named by its full path.
+  std::vector<std::string> modules, functions;
+  for (const KernelRow& row : rows) {
+    modules.push_back(row.module);
+    functions.push_back(row.function);
+  }
+  for (auto call_site : without_kernel) {
+    modules.emplace_back(call_site.getModule().cStr());
+    functions.emplace_back(call_site.getFunction().cStr());
+  }
+  const size_t module_width = ColumnWidth("MODULE", modules);
+  const size_t function_width = ColumnWidth("FUNCTION", functions);
+
+  out += fmt::format("\n{:<16}  {:<10}  {:<{}}  {:<{}}  {:<9}  {:>9}  {:>9}  {}\n", "KERNEL",
+                     "KIND", "MODULE", module_width, "FUNCTION", function_width, "COMPILE",
+                     "WRAPPER", "PTX", "SIGNATURE");
+  for (const KernelRow& row : rows) {
+    out += fmt::format("{:<16}  {:<10}  {:<{}}  {:<{}}  {:>7.2f} s  {:>9}  {:>9}  {}\n", row.key,
+                       row.kind, row.module, module_width, row.function, function_width,
+                       row.compile_seconds, Bytes(row.wrapper_size), Bytes(row.code_size),
+                       row.signature);
+  }
+  if (!without_kernel.empty())
+    out += "\ncall sites without a recorded kernel (not compiled by Slang on this device):\n";
+  for (auto call_site : without_kernel) {
+    out +=
+        fmt::format("  {:<16}  {:<10}  {:<{}}  {:<{}}  {}\n",
+                    std::string(call_site.getSlangpyHash().cStr()).substr(0, 16),
+                    CallKindName(call_site.getKind()), call_site.getModule().cStr(), module_width,
+                    call_site.getFunction().cStr(), function_width, Signature(call_site));
   }
   return out;
 }

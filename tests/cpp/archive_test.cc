@@ -876,7 +876,7 @@ TEST_F(ArchiveTest, DescribeAsJsonEscapesHostileText) {
   EXPECT_THAT(json, AllOf(HasSubstr(R"("toolchain": "tool \"chain\"\n\\")"),
                           HasSubstr("\"function\": \"f\\u0001\xEF\xBF\xBD\xC3\xA9\""),
                           HasSubstr(fmt::format("\"key\": \"{}\"", KeyOf(0).ToHex())),
-                          HasSubstr("\"kind\": \"fatbin\""), HasSubstr("\"kernel_count\": 1")));
+                          HasSubstr("\"kind\": \"fatbin\""), HasSubstr("\"kernelCount\": 1")));
   const std::string table = DescribeArchive(*archive, /*json=*/false);
   EXPECT_EQ(table.find('\x01'), std::string::npos);
 }

@@ -282,7 +282,7 @@ def main() -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="spreplay-suite-"))
     trace = args.trace.resolve() if args.trace else work / "trace.capnp"
-    archive = args.archive.resolve() if args.archive else work / "kernels.fatbin"
+    archive = args.archive.resolve() if args.archive else work / "kernels.sprk"
     stock = None
     if args.stock_results:
         stock = {t["test"]: t["outcome"] for t in json.loads(args.stock_results.read_text())["runs"]["stock"]["tests"]}

@@ -12,6 +12,7 @@ and in both of its module load orders.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -29,7 +30,8 @@ ARCHES = [75, 80, 86, 89, 90, 100, 120]
 def archive(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("compile") / "kernels.sprk"
     elsewhere = tmp_path_factory.mktemp("elsewhere")
-    proc = run_spreplay("compile", *map(str, TRACES), "-o", str(out), "--no-cache", cwd=elsewhere)
+    proc = run_spreplay("compile", *map(str, TRACES), "-o", str(out), "--no-cache",
+                        "--report", str(out.with_suffix(".json")), cwd=elsewhere)
     # Kernels recorded in several traces (both load orders) compile once.
     kernels = len({k["key"] for t in TRACES for k in inspect_json(t)["kernels"]})
     assert proc.stderr.count("PTX identical") == kernels, proc.stderr
@@ -48,15 +50,15 @@ def test_every_module_is_archived_as_verified_ir(archive: Path) -> None:
     modules = described["modules"]
     # slangpy's library, the apps' modules and every wrapper, each proven to
     # rebuild its kernels byte for byte.
-    wrappers = [m for m in modules if m["from_string"]]
-    files = {m["name"] for m in modules if not m["from_string"]}
+    wrappers = [m for m in modules if m["fromString"]]
+    files = {m["name"] for m in modules if not m["fromString"]}
     assert "slangpy" in files or "slangpy.slang" in files
     assert len(wrappers) == len({k["key"] for t in TRACES for k in inspect_json(t)["kernels"]})
-    assert all(m["ir_bytes"] > 0 and m["files"] > 0 for m in modules)
+    assert all(m["irBytes"] > 0 and m["files"] > 0 for m in modules)
     # local_modules was recorded with debug information: its modules carry
     # their source locations, so its PTX line tables rebuild byte for byte.
     assert {"shading.slang", "noise.slang"} <= files
-    assert described["unserved_modules"] == []
+    assert described["unservedModules"] == []
 
 
 def test_debug_information_names_the_recording_machines_paths() -> None:
@@ -87,7 +89,7 @@ def test_every_kernel_has_sass_for_every_default_arch(archive: Path, tmp_path: P
     cuobjdump = _cuobjdump()
     index = inspect_json(archive)
     for entry in index["kernels"]:
-        assert entry["sass_arches"] == ARCHES
+        assert entry["sassArches"] == ARCHES
         fatbin = tmp_path / f"{entry['key'][:16]}.fatbin"
         run_spreplay("extract", str(archive), entry["key"][:16], "-o", str(fatbin))
         listing = subprocess.run([cuobjdump, "--list-elf", "--list-ptx", str(fatbin)], capture_output=True,
@@ -232,3 +234,37 @@ def test_command_line_errors_say_what_to_do(tmp_path: Path) -> None:
     assert proc.returncode == 2 and "bad arch" in proc.stderr
     proc = run_spreplay("compile", str(tmp_path / "missing.capnp"), "-o", str(tmp_path / "x"), check=False)
     assert proc.returncode == 1 and "does not exist" in proc.stderr
+
+
+def json_keys(value: object) -> set[str]:
+    if isinstance(value, dict):
+        return set(value) | {k for v in value.values() for k in json_keys(v)}
+    if isinstance(value, list):
+        return {k for v in value for k in json_keys(v)}
+    return set()
+
+
+def test_every_json_the_tool_writes_names_its_fields_in_camel_case(archive: Path) -> None:
+    documents = {
+        "inspect ARCHIVE": inspect_json(archive),
+        "inspect TRACE": inspect_json(FIXTURES / "local_modules.capnp"),
+        "compile --report": json.loads(archive.with_suffix(".json").read_text()),
+    }
+    for name, document in documents.items():
+        keys = json_keys(document)
+        assert {"kernels"} <= keys, name
+        snake = sorted(k for k in keys if not re.fullmatch(r"[a-z][A-Za-z0-9]*", k))
+        # Keys that are data, not field names: SASS times per architecture.
+        snake = [k for k in snake if not re.fullmatch(r"sm_\d+", k)]
+        assert snake == [], f"{name}: {snake}"
+
+
+def test_inspect_shows_modules_and_functions_in_full() -> None:
+    # elementwise loads its module by absolute path: a long name.
+    trace = FIXTURES / "elementwise.capnp"
+    call_sites = inspect_json(trace)["callSites"]
+    text = run_spreplay("inspect", str(trace)).stdout
+    assert any(len(c["module"]) > 24 for c in call_sites)
+    for call_site in call_sites:
+        assert f"{call_site['module']}  " in text and call_site["function"] in text
+
