@@ -1,6 +1,7 @@
 #include "archive/archive_format.h"
 
 #include <cstring>
+#include <fstream>
 
 namespace spreplay {
 namespace {
@@ -50,6 +51,12 @@ ArchiveHeader DecodeArchiveHeader(std::span<const std::byte> bytes) {
       .index_crc32c = LoadLittleEndian<uint32_t>(p + kIndexCrcAt),
       .file_size = LoadLittleEndian<uint64_t>(p + kFileSizeAt),
   };
+}
+
+bool StartsLikeAnArchive(const std::string& path) {
+  char magic[kArchiveMagic.size()] = {};
+  std::ifstream(path, std::ios::binary).read(magic, sizeof magic);
+  return std::string_view(magic, sizeof magic) == kArchiveMagic;
 }
 
 }  // namespace spreplay

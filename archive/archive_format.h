@@ -20,11 +20,16 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string>
 #include <string_view>
 
 namespace spreplay {
 
 inline constexpr std::string_view kArchiveMagic{"SPRARCH\0", 8};
+
+// Whether the file at `path` begins with kArchiveMagic: archives and traces
+// announce themselves in their first bytes.
+bool StartsLikeAnArchive(const std::string& path);
 inline constexpr uint32_t kArchiveFormatVersion = 1;
 inline constexpr size_t kArchiveHeaderSize = 64;
 inline constexpr uint64_t kArchiveBlobAlignment = 256;

@@ -22,7 +22,7 @@ constexpr std::string_view kUsage =
     "usage: spreplay compile TRACE... -o ARCHIVE [--arch 75,80,...] [--jobs N]\n"
     "                        [--cache DIR | --no-cache] [--sass auto|nvjitlink|ptxas] [--report "
     "FILE.json]\n"
-    "                        [--no-modules]\n";
+    "                        [--no-modules] [--shard K/N]\n";
 
 template <typename Number>
 bool ParseNumber(std::string_view text, Number& number) {
@@ -118,6 +118,16 @@ int RunCompile(std::span<char*> args) {
       options.cache_directory = value();
     } else if (arg == "--no-cache") {
       options.cache_directory.clear();
+    } else if (arg == "--shard") {
+      // K/N, K counted from 1 as CI matrices count.
+      const std::string_view text = value();
+      const size_t slash = text.find('/');
+      uint32_t index = 0, count = 0;
+      if (slash == std::string_view::npos || !ParseNumber(text.substr(0, slash), index) ||
+          !ParseNumber(text.substr(slash + 1), count) || count < 1 || index < 1 || index > count)
+        return UsageError("--shard needs K/N with 1 <= K <= N, e.g. --shard 2/4");
+      options.shard_index = index - 1;
+      options.shard_count = count;
     } else if (arg == "--no-modules") {
       options.modules = false;
     } else if (arg == "--report") {
@@ -148,7 +158,10 @@ int RunCompile(std::span<char*> args) {
                trace->damage().size(), trace->damage().front().reason);
   }
   size_t done = 0;
-  const size_t total = trace->kernels().size();
+  const size_t total = std::count_if(
+      trace->kernels().begin(), trace->kernels().end(), [&](const KernelRecord& kernel) {
+        return ShardOfKey(kernel.key, options.shard_count) == options.shard_index;
+      });
   options.progress = [&](const std::string& line) {
     fmt::print(stderr, "[{}/{}] {}\n", ++done, total, line);
   };
@@ -166,9 +179,14 @@ int RunCompile(std::span<char*> args) {
   const size_t compiled = std::count_if(
       report->kernels.begin(), report->kernels.end(),
       [](const KernelOutcome& k) { return k.status == KernelOutcome::Status::kCompiled; });
-  fmt::print(stderr, "{}: {} kernel(s) for sm_{} with {}, {} bytes, in {:.1f} s{}\n", output,
-             compiled, fmt::join(options.arches, ",sm_"), report->sass_tool, report->archive_bytes,
-             report->wall_seconds, failed ? fmt::format("; {} FAILED (see above)", failed) : "");
+  const std::string shard =
+      options.shard_count > 1
+          ? fmt::format(" (shard {} of {})", options.shard_index + 1, options.shard_count)
+          : "";
+  fmt::print(stderr, "{}: {} kernel(s){} for sm_{} with {}, {} bytes, in {:.1f} s{}\n", output,
+             compiled, shard, fmt::join(options.arches, ",sm_"), report->sass_tool,
+             report->archive_bytes, report->wall_seconds,
+             failed ? fmt::format("; {} FAILED (see above)", failed) : "");
   if (options.modules) {
     fmt::print(stderr, "{}: {} module(s) as verified IR, {:.1f} MB, in {:.1f} s{}\n", output,
                report->modules_archived, report->module_ir_bytes / 1e6, report->module_seconds,

@@ -30,10 +30,7 @@ int RunInspect(std::span<char*> args) {
     fmt::print(stderr, "usage: spreplay inspect FILE [--json]\n");
     return 2;
   }
-  // Archives and traces announce themselves in their first bytes.
-  char magic[8] = {};
-  std::ifstream(path, std::ios::binary).read(magic, sizeof magic);
-  if (std::string_view(magic, sizeof magic) == kArchiveMagic) {
+  if (StartsLikeAnArchive(path)) {
     absl::StatusOr<Archive> archive = Archive::Open(path);
     if (!archive.ok()) {
       fmt::print(stderr, "spreplay: {}\n", archive.status());
@@ -43,7 +40,8 @@ int RunInspect(std::span<char*> args) {
     const BlobDamage damage = VerifyEveryBlob(*archive);
     for (const std::string& message : damage.damaged) fmt::print(stderr, "spreplay: {}\n", message);
     if (damage.damaged.empty()) return 0;
-    fmt::print(stderr, "spreplay: {} of {} blobs in {} are damaged; rebuild it with `spreplay compile`\n",
+    fmt::print(stderr,
+               "spreplay: {} of {} blobs in {} are damaged; rebuild it with `spreplay compile`\n",
                damage.damaged.size(), damage.blobs_checked, path);
     return 1;
   }

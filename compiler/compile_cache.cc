@@ -41,7 +41,17 @@ std::optional<std::string> CompileCache::Get(const Digest& name) const {
 }
 
 absl::Status CompileCache::Put(const Digest& name, std::string_view bytes) const {
-  if (!enabled()) return absl::OkStatus();
+  return Store(name, bytes, /*replace=*/true).status();
+}
+
+absl::StatusOr<std::string> CompileCache::PutFirst(const Digest& name,
+                                                   std::string_view bytes) const {
+  return Store(name, bytes, /*replace=*/false);
+}
+
+absl::StatusOr<std::string> CompileCache::Store(const Digest& name, std::string_view bytes,
+                                                bool replace) const {
+  if (!enabled()) return std::string(bytes);
   const std::string path = PathOf(name);
   std::error_code error;
   std::filesystem::create_directories(std::filesystem::path(path).parent_path(), error);
@@ -60,12 +70,23 @@ absl::Status CompileCache::Put(const Digest& name, std::string_view bytes) const
           fmt::format("cannot write to the compile cache at {}", directory_));
     }
   }
+  if (!replace) {
+    // A hard link publishes atomically and fails if the name exists: the
+    // first writer's entry stays, and every later one reads it back.
+    std::filesystem::create_hard_link(temporary, path, error);
+    std::error_code ignored;
+    std::filesystem::remove(temporary, ignored);
+    if (!error) return std::string(bytes);
+    if (std::optional<std::string> first = Get(name)) return *std::move(first);
+    // A damaged entry: replace it, as Put would.
+    return Store(name, bytes, /*replace=*/true);
+  }
   std::filesystem::rename(temporary, path, error);
   if (error) {
     std::filesystem::remove(temporary, error);
     return absl::InternalError(fmt::format("cannot publish {} in the compile cache", path));
   }
-  return absl::OkStatus();
+  return std::string(bytes);
 }
 
 }  // namespace spreplay

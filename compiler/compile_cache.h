@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "common/sha256.h"
 
 namespace spreplay {
@@ -23,11 +24,16 @@ class CompileCache {
 
   std::optional<std::string> Get(const Digest& name) const;
   absl::Status Put(const Digest& name, std::string_view bytes) const;
+  // Stores `bytes` unless an intact entry of that name exists, and returns
+  // the entry's bytes either way: of several compilers racing to store one
+  // artefact that is not byte-reproducible, all end up with the first stored.
+  absl::StatusOr<std::string> PutFirst(const Digest& name, std::string_view bytes) const;
 
   bool enabled() const { return !directory_.empty(); }
 
  private:
   std::string PathOf(const Digest& name) const;
+  absl::StatusOr<std::string> Store(const Digest& name, std::string_view bytes, bool replace) const;
   std::string directory_;
 };
 

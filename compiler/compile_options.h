@@ -26,6 +26,11 @@ struct CompileOptions {
   // Also archive the Slang modules as verified IR (module_stage.h), so that
   // the runtime skips Slang's front end.
   bool modules = true;
+  // Build only shard `shard_index` (0-based) of `shard_count`: the kernels
+  // whose key falls in it (ShardOfKey), with their modules. `spreplay merge`
+  // joins the shards' archives into what one compile would have written.
+  uint32_t shard_index = 0;
+  uint32_t shard_count = 1;
   // Called with one human-readable line per finished kernel.
   std::function<void(const std::string&)> progress;
   // Called with every other line worth a user's attention (a module not archived, say).

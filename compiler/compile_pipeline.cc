@@ -244,6 +244,12 @@ size_t CompileReport::failed() const {
   return count;
 }
 
+uint32_t ShardOfKey(const Digest& key, uint32_t count) {
+  uint64_t prefix = 0;
+  for (size_t i = 0; i < 8; ++i) prefix = (prefix << 8) | static_cast<uint8_t>(key.bytes[i]);
+  return count > 1 ? static_cast<uint32_t>(prefix % count) : 0;
+}
+
 absl::StatusOr<CompileReport> CompileTrace(const Trace& trace, const std::string& output,
                                            const CompileOptions& options) {
   const Clock::time_point start = Clock::now();
@@ -270,9 +276,14 @@ absl::StatusOr<CompileReport> CompileTrace(const Trace& trace, const std::string
       options.jobs > 0 ? options.jobs : std::max(1u, std::thread::hardware_concurrency());
   if (trace.kernels().empty()) return absl::FailedPreconditionError(WhyNoKernels(trace));
 
-  std::vector<KernelJob> jobs(trace.kernels().size());
+  std::vector<const KernelRecord*> records;
+  for (const KernelRecord& record : trace.kernels()) {
+    if (ShardOfKey(record.key, options.shard_count) == options.shard_index)
+      records.push_back(&record);
+  }
+  std::vector<KernelJob> jobs(records.size());
   for (size_t i = 0; i < jobs.size(); ++i) {
-    jobs[i].record = &trace.kernels()[i];
+    jobs[i].record = records[i];
     jobs[i].outcome.key = jobs[i].record->key;
     jobs[i].outcome.status = KernelOutcome::Status::kCompiled;
     DescribeCallSite(trace, jobs[i]);
@@ -328,7 +339,7 @@ absl::StatusOr<CompileReport> CompileTrace(const Trace& trace, const std::string
   });
 
   ArchiveProvenance provenance;
-  provenance.toolchain = jobs.front().record->toolchain;
+  provenance.toolchain = trace.kernels().front().toolchain;
   provenance.spreplay_version = SPREPLAY_VERSION;
   provenance.command = "spreplay compile " + trace.name();
   ArchiveWriter writer(provenance);
@@ -370,7 +381,8 @@ absl::StatusOr<CompileReport> CompileTrace(const Trace& trace, const std::string
     report.module_ir_bytes = modules.ir_bytes;
     report.module_seconds = modules.seconds;
   }
-  if (writer.kernel_count() > 0) {
+  // A shard may hold no kernel: its archive is written all the same, for the merge.
+  if (writer.kernel_count() > 0 || options.shard_count > 1) {
     if (absl::Status status = writer.Write(output); !status.ok()) return status;
     std::error_code ignored;
     report.archive_bytes = std::filesystem::file_size(output, ignored);

@@ -17,6 +17,11 @@ namespace spreplay {
 
 // Replays need the process prepared first, once, before it starts threads:
 // PointSlangAtCudaHeaders and TakeOverWorkingDirectoryForNvrtc (the replayer's).
+// Which of `count` shards a kernel falls in: by its key, which is content,
+// so every machine of a sharded compile agrees, whatever order traces list
+// kernels in.
+uint32_t ShardOfKey(const Digest& key, uint32_t count);
+
 absl::StatusOr<CompileReport> CompileTrace(const Trace& trace, const std::string& output,
                                            const CompileOptions& options);
 

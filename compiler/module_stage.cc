@@ -203,8 +203,10 @@ ModuleStageReport ArchiveVerifiedModules(const Trace& trace,
           KeyHasher("spreplay.verified-ir.v1").Hash(metadata.key).Text(SlangBuildTag()).Finish();
       if (std::optional<std::string> verified_before = cache.Get(name)) {
         ir = *std::move(verified_before);
-      } else if (absl::Status status = cache.Put(name, ir); !status.ok() && progress) {
-        progress(fmt::format("warning: {}", status.message()));
+      } else if (absl::StatusOr<std::string> first = cache.PutFirst(name, ir); first.ok()) {
+        ir = *std::move(first);  // another compile may have stored it meanwhile
+      } else if (progress) {
+        progress(fmt::format("warning: {}", first.status().message()));
       }
       report.ir_bytes += ir.size();
       ++report.archived;

@@ -1,0 +1,77 @@
+#include "compiler/compile_cache.h"
+
+#include <stdlib.h>
+
+#include <filesystem>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "fmt/format.h"
+#include "gtest/gtest.h"
+
+namespace spreplay {
+namespace {
+
+class CompileCacheTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string pattern = ::testing::TempDir() + "compile_cache_test_XXXXXX";
+    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
+    dir_ = pattern;
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::filesystem::path dir_;
+};
+
+TEST_F(CompileCacheTest, PutFirstKeepsTheFirstEntryAndHandsItToEveryLaterWriter) {
+  const CompileCache cache(dir_.string());
+  const Digest name = Sha256Of("module key");
+  absl::StatusOr<std::string> first = cache.PutFirst(name, "first IR");
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_EQ(*first, "first IR");
+  absl::StatusOr<std::string> second = cache.PutFirst(name, "second IR");
+  ASSERT_TRUE(second.ok()) << second.status();
+  EXPECT_EQ(*second, "first IR");
+  EXPECT_EQ(cache.Get(name), "first IR");
+}
+
+TEST_F(CompileCacheTest, ConcurrentWritersAllEndWithOneEntry) {
+  // Eight compilers racing to store one module's IR, each serialized a little
+  // differently: every one must adopt the same bytes, and no temporary file
+  // may remain.
+  const Digest name = Sha256Of("module key");
+  std::vector<std::string> kept(8);
+  std::vector<std::thread> writers;
+  for (size_t i = 0; i < kept.size(); ++i) {
+    writers.emplace_back([&, i] {
+      const CompileCache cache(dir_.string());
+      absl::StatusOr<std::string> stored = cache.PutFirst(name, fmt::format("IR {}", i));
+      kept[i] = stored.ok() ? *stored : "error";
+    });
+  }
+  for (std::thread& writer : writers) writer.join();
+  for (const std::string& bytes : kept) EXPECT_EQ(bytes, kept[0]);
+  EXPECT_NE(kept[0], "error");
+  size_t files = 0;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(dir_))
+    files += entry.is_regular_file();
+  EXPECT_EQ(files, 1u);
+}
+
+TEST_F(CompileCacheTest, ADamagedEntryIsReplaced) {
+  const CompileCache cache(dir_.string());
+  const Digest name = Sha256Of("module key");
+  ASSERT_TRUE(cache.Put(name, "good IR").ok());
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(dir_)) {
+    if (entry.is_regular_file()) std::filesystem::resize_file(entry.path(), 10);
+  }
+  EXPECT_EQ(cache.Get(name), std::nullopt);
+  absl::StatusOr<std::string> stored = cache.PutFirst(name, "fresh IR");
+  ASSERT_TRUE(stored.ok()) << stored.status();
+  EXPECT_EQ(*stored, "fresh IR");
+  EXPECT_EQ(cache.Get(name), "fresh IR");
+}
+
+}  // namespace
+}  // namespace spreplay
