@@ -26,10 +26,6 @@
 namespace spreplay {
 
 inline constexpr std::string_view kArchiveMagic{"SPRARCH\0", 8};
-
-// Whether the file at `path` begins with kArchiveMagic: archives and traces
-// announce themselves in their first bytes.
-bool StartsLikeAnArchive(const std::string& path);
 inline constexpr uint32_t kArchiveFormatVersion = 1;
 inline constexpr size_t kArchiveHeaderSize = 64;
 inline constexpr uint64_t kArchiveBlobAlignment = 256;
@@ -55,5 +51,9 @@ ArchiveHeader DecodeArchiveHeader(std::span<const std::byte> bytes);
 constexpr uint64_t AlignUpTo(uint64_t value, uint64_t alignment) {
   return (value + alignment - 1) / alignment * alignment;
 }
+
+// Whether the file at `path` begins with kArchiveMagic: archives and traces
+// announce themselves in their first bytes.
+bool StartsLikeAnArchive(const std::string& path);
 
 }  // namespace spreplay

@@ -4,7 +4,6 @@
 #include <set>
 #include <utility>
 
-#include "absl/container/flat_hash_map.h"
 #include "archive/archive.h"
 #include "archive/archive_writer.h"
 #include "common/capnp_digest.h"
@@ -138,8 +137,6 @@ absl::StatusOr<ArchiveMergeSummary> MergeArchives(const std::vector<std::string>
   // A module is archived only if no shard refused it and every import is
   // archived: what one compile verifying every kernel would have decided.
   ArchiveMergeSummary summary;
-  absl::flat_hash_map<Digest, std::string> names;
-  for (const auto& [key, module] : modules) names[key] = module.metadata.name;
   std::set<Digest> dropped;
   for (const auto& [key, module] : modules) {
     if (refused.contains({module.metadata.session_digest, module.metadata.name}))
@@ -151,10 +148,11 @@ absl::StatusOr<ArchiveMergeSummary> MergeArchives(const std::vector<std::string>
       if (dropped.contains(key)) continue;
       for (const Digest& imported : module.metadata.imports) {
         if (modules.contains(imported) && !dropped.contains(imported)) continue;
+        auto named = modules.find(imported);
         refused.try_emplace(
             {module.metadata.session_digest, module.metadata.name},
             fmt::format("it imports '{}', which is not archived",
-                        names.contains(imported) ? names[imported] : imported.ToHex()));
+                        named != modules.end() ? named->second.metadata.name : imported.ToHex()));
         dropped.insert(key);
         changed = true;
         break;

@@ -158,10 +158,7 @@ int RunCompile(std::span<char*> args) {
                trace->damage().size(), trace->damage().front().reason);
   }
   size_t done = 0;
-  const size_t total = std::count_if(
-      trace->kernels().begin(), trace->kernels().end(), [&](const KernelRecord& kernel) {
-        return ShardOfKey(kernel.key, options.shard_count) == options.shard_index;
-      });
+  const size_t total = KernelsOfShard(*trace, options).size();
   options.progress = [&](const std::string& line) {
     fmt::print(stderr, "[{}/{}] {}\n", ++done, total, line);
   };

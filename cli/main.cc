@@ -22,7 +22,7 @@ commands:
 
 environment (in the app's process):
   SLANGPY_RECORD=trace.capnp       record every call site's kernel
-  SLANGPY_KERNELS=kernels.sprk   serve kernels from an archive
+  SLANGPY_KERNELS=kernels.sprk     serve kernels from an archive
 )";
 
 }  // namespace

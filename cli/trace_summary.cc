@@ -32,13 +32,6 @@ std::string Signature(trace_schema::CallSite::Reader call_site) {
   return text;
 }
 
-// The width of a column that shows every value in full.
-size_t ColumnWidth(std::string_view header, const std::vector<std::string>& values) {
-  size_t width = header.size();
-  for (const std::string& value : values) width = std::max(width, value.size());
-  return width;
-}
-
 }  // namespace
 
 std::string DescribeTrace(const Trace& trace) {
@@ -100,17 +93,16 @@ std::string DescribeTrace(const Trace& trace) {
     if (!found) without_kernel.push_back(call_site);
   }
   // Columns as wide as their longest value: a module is named by its full path.
-  std::vector<std::string> modules, functions;
+  size_t module_width = std::string_view("MODULE").size();
+  size_t function_width = std::string_view("FUNCTION").size();
   for (const KernelRow& row : rows) {
-    modules.push_back(row.module);
-    functions.push_back(row.function);
+    module_width = std::max(module_width, row.module.size());
+    function_width = std::max(function_width, row.function.size());
   }
   for (auto call_site : without_kernel) {
-    modules.emplace_back(call_site.getModule().cStr());
-    functions.emplace_back(call_site.getFunction().cStr());
+    module_width = std::max<size_t>(module_width, call_site.getModule().size());
+    function_width = std::max<size_t>(function_width, call_site.getFunction().size());
   }
-  const size_t module_width = ColumnWidth("MODULE", modules);
-  const size_t function_width = ColumnWidth("FUNCTION", functions);
 
   out += fmt::format("\n{:<16}  {:<10}  {:<{}}  {:<{}}  {:<9}  {:>9}  {:>9}  {}\n", "KERNEL",
                      "KIND", "MODULE", module_width, "FUNCTION", function_width, "COMPILE",

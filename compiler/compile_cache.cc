@@ -40,18 +40,8 @@ std::optional<std::string> CompileCache::Get(const Digest& name) const {
   return bytes;
 }
 
-absl::Status CompileCache::Put(const Digest& name, std::string_view bytes) const {
-  return Store(name, bytes, /*replace=*/true).status();
-}
-
-absl::StatusOr<std::string> CompileCache::PutFirst(const Digest& name,
-                                                   std::string_view bytes) const {
-  return Store(name, bytes, /*replace=*/false);
-}
-
-absl::StatusOr<std::string> CompileCache::Store(const Digest& name, std::string_view bytes,
-                                                bool replace) const {
-  if (!enabled()) return std::string(bytes);
+absl::StatusOr<std::string> CompileCache::WriteTemporary(const Digest& name,
+                                                         std::string_view bytes) const {
   const std::string path = PathOf(name);
   std::error_code error;
   std::filesystem::create_directories(std::filesystem::path(path).parent_path(), error);
@@ -59,33 +49,47 @@ absl::StatusOr<std::string> CompileCache::Store(const Digest& name, std::string_
     return absl::InternalError(
         fmt::format("cannot create the compile cache at {}: {}", directory_, error.message()));
   const std::string temporary = fmt::format("{}.tmp.{}.{}", path, getpid(), std::random_device{}());
-  {
-    std::ofstream file(temporary, std::ios::binary | std::ios::trunc);
-    const Digest digest = Sha256Of(bytes);
-    file.write(reinterpret_cast<const char*>(digest.bytes.data()), digest.bytes.size());
-    file.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    if (!file) {
-      std::filesystem::remove(temporary, error);
-      return absl::InternalError(
-          fmt::format("cannot write to the compile cache at {}", directory_));
-    }
-  }
-  if (!replace) {
-    // A hard link publishes atomically and fails if the name exists: the
-    // first writer's entry stays, and every later one reads it back.
-    std::filesystem::create_hard_link(temporary, path, error);
-    std::error_code ignored;
-    std::filesystem::remove(temporary, ignored);
-    if (!error) return std::string(bytes);
-    if (std::optional<std::string> first = Get(name)) return *std::move(first);
-    // A damaged entry: replace it, as Put would.
-    return Store(name, bytes, /*replace=*/true);
-  }
-  std::filesystem::rename(temporary, path, error);
-  if (error) {
+  std::ofstream file(temporary, std::ios::binary | std::ios::trunc);
+  const Digest digest = Sha256Of(bytes);
+  file.write(reinterpret_cast<const char*>(digest.bytes.data()), digest.bytes.size());
+  file.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  file.close();
+  if (!file) {
     std::filesystem::remove(temporary, error);
+    return absl::InternalError(fmt::format("cannot write to the compile cache at {}", directory_));
+  }
+  return temporary;
+}
+
+absl::Status CompileCache::Put(const Digest& name, std::string_view bytes) const {
+  if (!enabled()) return absl::OkStatus();
+  absl::StatusOr<std::string> temporary = WriteTemporary(name, bytes);
+  if (!temporary.ok()) return temporary.status();
+  const std::string path = PathOf(name);
+  std::error_code error;
+  std::filesystem::rename(*temporary, path, error);
+  if (error) {
+    std::filesystem::remove(*temporary, error);
     return absl::InternalError(fmt::format("cannot publish {} in the compile cache", path));
   }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> CompileCache::PutFirst(const Digest& name,
+                                                   std::string_view bytes) const {
+  if (!enabled()) return std::string(bytes);
+  absl::StatusOr<std::string> temporary = WriteTemporary(name, bytes);
+  if (!temporary.ok()) return temporary.status();
+  // A hard link publishes atomically and fails if the name exists: the first
+  // writer's entry stays, and every later one reads it back.
+  std::error_code error;
+  std::filesystem::create_hard_link(*temporary, PathOf(name), error);
+  std::error_code ignored;
+  std::filesystem::remove(*temporary, ignored);
+  if (!error) return std::string(bytes);
+  if (std::optional<std::string> first = Get(name)) return *std::move(first);
+  // A damaged entry: replace it.
+  if (absl::Status replaced = Put(name, bytes); !replaced.ok()) return replaced;
   return std::string(bytes);
 }
 

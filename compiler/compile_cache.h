@@ -33,7 +33,8 @@ class CompileCache {
 
  private:
   std::string PathOf(const Digest& name) const;
-  absl::StatusOr<std::string> Store(const Digest& name, std::string_view bytes, bool replace) const;
+  // Writes an entry under a temporary name beside its own; returns that name.
+  absl::StatusOr<std::string> WriteTemporary(const Digest& name, std::string_view bytes) const;
   std::string directory_;
 };
 

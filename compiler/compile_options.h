@@ -27,7 +27,7 @@ struct CompileOptions {
   // the runtime skips Slang's front end.
   bool modules = true;
   // Build only shard `shard_index` (0-based) of `shard_count`: the kernels
-  // whose key falls in it (ShardOfKey), with their modules. `spreplay merge`
+  // whose key falls in it (KernelsOfShard), with their modules. `spreplay merge`
   // joins the shards' archives into what one compile would have written.
   uint32_t shard_index = 0;
   uint32_t shard_count = 1;

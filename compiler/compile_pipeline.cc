@@ -244,10 +244,15 @@ size_t CompileReport::failed() const {
   return count;
 }
 
-uint32_t ShardOfKey(const Digest& key, uint32_t count) {
-  uint64_t prefix = 0;
-  for (size_t i = 0; i < 8; ++i) prefix = (prefix << 8) | static_cast<uint8_t>(key.bytes[i]);
-  return count > 1 ? static_cast<uint32_t>(prefix % count) : 0;
+std::vector<const KernelRecord*> KernelsOfShard(const Trace& trace, const CompileOptions& options) {
+  std::vector<const KernelRecord*> records;
+  for (const KernelRecord& record : trace.kernels()) {
+    uint64_t prefix = 0;
+    for (size_t i = 0; i < 8; ++i) prefix = (prefix << 8) | record.key.bytes[i];
+    if (prefix % std::max(options.shard_count, 1u) == options.shard_index)
+      records.push_back(&record);
+  }
+  return records;
 }
 
 absl::StatusOr<CompileReport> CompileTrace(const Trace& trace, const std::string& output,
@@ -276,11 +281,7 @@ absl::StatusOr<CompileReport> CompileTrace(const Trace& trace, const std::string
       options.jobs > 0 ? options.jobs : std::max(1u, std::thread::hardware_concurrency());
   if (trace.kernels().empty()) return absl::FailedPreconditionError(WhyNoKernels(trace));
 
-  std::vector<const KernelRecord*> records;
-  for (const KernelRecord& record : trace.kernels()) {
-    if (ShardOfKey(record.key, options.shard_count) == options.shard_index)
-      records.push_back(&record);
-  }
+  const std::vector<const KernelRecord*> records = KernelsOfShard(trace, options);
   std::vector<KernelJob> jobs(records.size());
   for (size_t i = 0; i < jobs.size(); ++i) {
     jobs[i].record = records[i];

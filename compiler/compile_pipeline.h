@@ -7,6 +7,7 @@
 // compile; the archive holds every kernel that succeeded.
 
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "compiler/compile_options.h"
@@ -17,10 +18,10 @@ namespace spreplay {
 
 // Replays need the process prepared first, once, before it starts threads:
 // PointSlangAtCudaHeaders and TakeOverWorkingDirectoryForNvrtc (the replayer's).
-// Which of `count` shards a kernel falls in: by its key, which is content,
-// so every machine of a sharded compile agrees, whatever order traces list
-// kernels in.
-uint32_t ShardOfKey(const Digest& key, uint32_t count);
+// The trace's kernels in the shard `options` asks for (all of them unsharded).
+// A kernel's shard follows from its key, which is content, so every machine
+// of a sharded compile agrees, whatever order its traces list kernels in.
+std::vector<const KernelRecord*> KernelsOfShard(const Trace& trace, const CompileOptions& options);
 
 absl::StatusOr<CompileReport> CompileTrace(const Trace& trace, const std::string& output,
                                            const CompileOptions& options);

@@ -15,6 +15,7 @@ class ScratchDir {
   ~ScratchDir();
 
   std::string File(const std::string& name) const { return path_ + "/" + name; }
+  const std::string& path() const { return path_; }
 
  private:
   explicit ScratchDir(std::string path) : path_(std::move(path)) {}

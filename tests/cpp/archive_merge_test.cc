@@ -1,7 +1,5 @@
 #include "archive/archive_merge.h"
 
-#include <stdlib.h>
-
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -9,6 +7,7 @@
 #include "archive/archive.h"
 #include "archive/archive_writer.h"
 #include "common/capnp_digest.h"
+#include "compiler/scratch_dir.h"
 #include "fmt/format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -70,14 +69,17 @@ std::vector<std::string> ModuleNames(const Archive& archive) {
 
 class ArchiveMergeTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    std::string pattern = ::testing::TempDir() + "archive_merge_test_XXXXXX";
-    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
-    dir_ = pattern;
+  std::string Path(const std::string& name) const { return dir_.File(name); }
+
+  // Writes `first` and `second` as two shards' archives and merges them.
+  absl::StatusOr<ArchiveMergeSummary> WriteAndMerge(const ArchiveWriter& first,
+                                                    const ArchiveWriter& second) {
+    if (absl::Status written = first.Write(Path("1.sprk")); !written.ok()) return written;
+    if (absl::Status written = second.Write(Path("2.sprk")); !written.ok()) return written;
+    return MergeArchives({Path("1.sprk"), Path("2.sprk")}, Path("merged.sprk"));
   }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-  std::string Path(const std::string& name) const { return (dir_ / name).string(); }
-  std::filesystem::path dir_;
+
+  ScratchDir dir_ = *ScratchDir::Create("archive_merge_test_");
 };
 
 TEST_F(ArchiveMergeTest, JoinsKernelsAndModulesOfEveryShard) {
@@ -88,11 +90,8 @@ TEST_F(ArchiveMergeTest, JoinsKernelsAndModulesOfEveryShard) {
   AddKernel(second, 2);
   first.AddModule(Module("app", {Sha256Of("module util")}), "app IR");
   second.AddModule(Module("util"), "util IR");
-  ASSERT_TRUE(first.Write(Path("1.sprk")).ok());
-  ASSERT_TRUE(second.Write(Path("2.sprk")).ok());
 
-  absl::StatusOr<ArchiveMergeSummary> merged =
-      MergeArchives({Path("1.sprk"), Path("2.sprk")}, Path("merged.sprk"));
+  absl::StatusOr<ArchiveMergeSummary> merged = WriteAndMerge(first, second);
   ASSERT_TRUE(merged.ok()) << merged.status();
   EXPECT_EQ(merged->kernels, 2u);
   EXPECT_EQ(merged->modules, 2u);
@@ -119,11 +118,8 @@ TEST_F(ArchiveMergeTest, AModuleOneShardRefusedIsLeftOutWithItsImporters) {
   ArchiveWriter second(Provenance());
   AddKernel(second, 2);
   second.AddUnservedModule({kSession, "util", "kernel f2 rebuilt over IR: PTX differs"});
-  ASSERT_TRUE(first.Write(Path("1.sprk")).ok());
-  ASSERT_TRUE(second.Write(Path("2.sprk")).ok());
 
-  absl::StatusOr<ArchiveMergeSummary> merged =
-      MergeArchives({Path("1.sprk"), Path("2.sprk")}, Path("merged.sprk"));
+  absl::StatusOr<ArchiveMergeSummary> merged = WriteAndMerge(first, second);
   ASSERT_TRUE(merged.ok()) << merged.status();
   EXPECT_EQ(merged->modules_dropped, 2u);
   absl::StatusOr<Archive> archive = Archive::Open(Path("merged.sprk"));
@@ -142,10 +138,7 @@ TEST_F(ArchiveMergeTest, RefusesArchivesOfAnotherToolchain) {
   AddKernel(first, 1);
   ArchiveWriter second(Provenance("slangpy 0.44.0 slang 2026.13"));
   AddKernel(second, 2);
-  ASSERT_TRUE(first.Write(Path("1.sprk")).ok());
-  ASSERT_TRUE(second.Write(Path("2.sprk")).ok());
-  absl::StatusOr<ArchiveMergeSummary> merged =
-      MergeArchives({Path("1.sprk"), Path("2.sprk")}, Path("merged.sprk"));
+  absl::StatusOr<ArchiveMergeSummary> merged = WriteAndMerge(first, second);
   ASSERT_FALSE(merged.ok());
   EXPECT_THAT(merged.status().message(), HasSubstr("same slangpy"));
   EXPECT_FALSE(std::filesystem::exists(Path("merged.sprk")));

@@ -1,12 +1,11 @@
 #include "compiler/compile_cache.h"
 
-#include <stdlib.h>
-
 #include <filesystem>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "compiler/scratch_dir.h"
 #include "fmt/format.h"
 #include "gtest/gtest.h"
 
@@ -15,17 +14,11 @@ namespace {
 
 class CompileCacheTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    std::string pattern = ::testing::TempDir() + "compile_cache_test_XXXXXX";
-    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
-    dir_ = pattern;
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-  std::filesystem::path dir_;
+  ScratchDir dir_ = *ScratchDir::Create("compile_cache_test_");
 };
 
 TEST_F(CompileCacheTest, PutFirstKeepsTheFirstEntryAndHandsItToEveryLaterWriter) {
-  const CompileCache cache(dir_.string());
+  const CompileCache cache(dir_.path());
   const Digest name = Sha256Of("module key");
   absl::StatusOr<std::string> first = cache.PutFirst(name, "first IR");
   ASSERT_TRUE(first.ok()) << first.status();
@@ -45,7 +38,7 @@ TEST_F(CompileCacheTest, ConcurrentWritersAllEndWithOneEntry) {
   std::vector<std::thread> writers;
   for (size_t i = 0; i < kept.size(); ++i) {
     writers.emplace_back([&, i] {
-      const CompileCache cache(dir_.string());
+      const CompileCache cache(dir_.path());
       absl::StatusOr<std::string> stored = cache.PutFirst(name, fmt::format("IR {}", i));
       kept[i] = stored.ok() ? *stored : "error";
     });
@@ -54,16 +47,16 @@ TEST_F(CompileCacheTest, ConcurrentWritersAllEndWithOneEntry) {
   for (const std::string& bytes : kept) EXPECT_EQ(bytes, kept[0]);
   EXPECT_NE(kept[0], "error");
   size_t files = 0;
-  for (const auto& entry : std::filesystem::recursive_directory_iterator(dir_))
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(dir_.path()))
     files += entry.is_regular_file();
   EXPECT_EQ(files, 1u);
 }
 
 TEST_F(CompileCacheTest, ADamagedEntryIsReplaced) {
-  const CompileCache cache(dir_.string());
+  const CompileCache cache(dir_.path());
   const Digest name = Sha256Of("module key");
   ASSERT_TRUE(cache.Put(name, "good IR").ok());
-  for (const auto& entry : std::filesystem::recursive_directory_iterator(dir_)) {
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(dir_.path())) {
     if (entry.is_regular_file()) std::filesystem::resize_file(entry.path(), 10);
   }
   EXPECT_EQ(cache.Get(name), std::nullopt);
