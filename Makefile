@@ -32,6 +32,7 @@ fuzz:
 gpu-test: setup
 	@.venv/bin/python tests/gpu/injection_proof.py
 	@.venv/bin/python tests/gpu/e2e_samples.py --out build/gpu-test
+	@.venv/bin/python tests/gpu/hardening.py --out build/gpu-test/hardening
 
 # Needs a CUDA GPU and pytest-xdist. slangpy's own CUDA test suite (in its
 # wheel): stock while recording, compiled elsewhere, served, served strict with

@@ -26,7 +26,9 @@
 namespace spreplay {
 
 inline constexpr std::string_view kArchiveMagic{"SPRARCH\0", 8};
-inline constexpr uint32_t kArchiveFormatVersion = 1;
+// 2: kernels and modules under the keys of trace format 2. Older archives
+// hold other keys and are refused.
+inline constexpr uint32_t kArchiveFormatVersion = 2;
 inline constexpr size_t kArchiveHeaderSize = 64;
 inline constexpr uint64_t kArchiveBlobAlignment = 256;
 // Cap'n Proto words are 8 bytes; the index is read in place, so it must start on one.

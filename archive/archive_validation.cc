@@ -231,6 +231,12 @@ absl::StatusOr<ArchiveHeader> ValidateArchiveHeader(std::span<const std::byte> f
         "upgrade spreplay or {}",
         source_name, header.format_version, kArchiveFormatVersion, kRebuildArchiveAdvice));
   }
+  if (header.format_version < kArchiveFormatVersion) {
+    return absl::FailedPreconditionError(fmt::format(
+        "{} was written by an older spreplay (archive format {}), whose keys this build (format "
+        "{}) does not use: record the app again and {}",
+        source_name, header.format_version, kArchiveFormatVersion, kRebuildArchiveAdvice));
+  }
   if (absl::Status status = CheckRegions(header, file.size(), source_name); !status.ok()) {
     return status;
   }

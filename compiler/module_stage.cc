@@ -81,20 +81,44 @@ ModuleMetadata MetadataOf(const SessionGroup& group, const SerializedSession& se
   return metadata;
 }
 
-GroupOutcome ArchiveGroup(const Trace& trace, IrModuleBuilder& builder, const SessionGroup& group) {
-  std::deque<Snapshot> snapshots;  // stable addresses for RecordedProgram
-  std::vector<RecordedProgram> programs;
-  std::vector<const KernelRecord*> records;
-  for (const KernelRecord* record : group.kernels) {
-    absl::StatusOr<ComponentPtr> program = trace.FindComponent(record->program);
-    if (!program.ok()) continue;
-    absl::StatusOr<Snapshot> snapshot = SnapshotFor(trace, *program);
-    if (!snapshot.ok()) continue;
-    snapshots.push_back(*std::move(snapshot));
-    programs.push_back(
-        {*program, &snapshots.back(), record->entry_point_index, record->target_index});
-    records.push_back(record);
+// What one set of a group's programs, verified together, says of each module
+// they use, by module key.
+struct PartitionOutcome {
+  std::vector<std::pair<ModuleMetadata, std::string>> archived;
+  std::vector<std::pair<Digest, UnservedModule>> refused;
+};
+
+// The programs' indices, split so that the snapshots of each part agree on
+// every file. A hot reload records one path with two contents in one session
+// configuration; a Slang session holds one of them, so each version's
+// programs are serialized and verified in a session of their own.
+std::vector<std::vector<size_t>> ConsistentParts(const std::vector<RecordedProgram>& programs) {
+  std::vector<std::vector<size_t>> parts;
+  std::vector<absl::flat_hash_map<std::string, const std::string*>> files_of_part;
+  for (size_t p = 0; p < programs.size(); ++p) {
+    const auto& files = programs[p].snapshot->files;
+    auto agrees = [&](const absl::flat_hash_map<std::string, const std::string*>& part_files) {
+      return std::all_of(files.begin(), files.end(), [&](const auto& file) {
+        auto it = part_files.find(file.first);
+        return it == part_files.end() || *it->second == *file.second;
+      });
+    };
+    size_t part = 0;
+    while (part < parts.size() && !agrees(files_of_part[part])) ++part;
+    if (part == parts.size()) {
+      parts.emplace_back();
+      files_of_part.emplace_back();
+    }
+    parts[part].push_back(p);
+    for (const auto& [path, bytes] : files) files_of_part[part].try_emplace(path, bytes.get());
   }
+  return parts;
+}
+
+PartitionOutcome ArchivePart(const Trace& trace, IrModuleBuilder& builder,
+                             const SessionGroup& group,
+                             const std::vector<RecordedProgram>& programs,
+                             const std::vector<const KernelRecord*>& records) {
   const SerializedSession serialized = builder.Serialize(group.config, programs);
   const std::vector<absl::StatusOr<std::string>> codes =
       builder.RebuildFromIr(group.config, programs, serialized);
@@ -134,7 +158,7 @@ GroupOutcome ArchiveGroup(const Trace& trace, IrModuleBuilder& builder, const Se
       if (!reason.empty()) refusals.try_emplace(module, reason);
     }
   }
-  GroupOutcome outcome;
+  PartitionOutcome outcome;
   std::vector<bool> archived(serialized.modules.size(), false);
   for (size_t i = 0; i < serialized.modules.size(); ++i) {
     if (!used.contains(i)) continue;
@@ -148,12 +172,56 @@ GroupOutcome ArchiveGroup(const Trace& trace, IrModuleBuilder& builder, const Se
                       .first;
       }
     }
+    const Digest key = IrModuleKey(group.toolchain, group.content, *module.description);
     if (refusal != refusals.end()) {
-      outcome.refused.push_back({group.content, module.description->name, refusal->second});
+      outcome.refused.push_back({key, {group.content, module.description->name, refusal->second}});
       continue;
     }
     archived[i] = true;
     outcome.archived.emplace_back(MetadataOf(group, serialized, i), module.ir);
+  }
+  return outcome;
+}
+
+GroupOutcome ArchiveGroup(const Trace& trace, IrModuleBuilder& builder, const SessionGroup& group) {
+  std::deque<Snapshot> snapshots;  // stable addresses for RecordedProgram
+  std::vector<RecordedProgram> programs;
+  std::vector<const KernelRecord*> records;
+  for (const KernelRecord* record : group.kernels) {
+    absl::StatusOr<ComponentPtr> program = trace.FindComponent(record->program);
+    if (!program.ok()) continue;
+    absl::StatusOr<Snapshot> snapshot = SnapshotFor(trace, *program);
+    if (!snapshot.ok()) continue;
+    snapshots.push_back(*std::move(snapshot));
+    programs.push_back(
+        {*program, &snapshots.back(), record->entry_point_index, record->target_index});
+    records.push_back(record);
+  }
+  // A module that several parts use (slangpy's library, say) is archived
+  // once, and only if it passed in every part that used it.
+  std::vector<PartitionOutcome> parts;
+  for (const std::vector<size_t>& part : ConsistentParts(programs)) {
+    std::vector<RecordedProgram> part_programs;
+    std::vector<const KernelRecord*> part_records;
+    for (size_t p : part) {
+      part_programs.push_back(programs[p]);
+      part_records.push_back(records[p]);
+    }
+    parts.push_back(ArchivePart(trace, builder, group, part_programs, part_records));
+  }
+  absl::flat_hash_set<Digest> refused;
+  GroupOutcome outcome;
+  for (PartitionOutcome& part : parts) {
+    for (auto& [key, module] : part.refused) {
+      if (refused.insert(key).second) outcome.refused.push_back(std::move(module));
+    }
+  }
+  absl::flat_hash_set<Digest> archived;
+  for (PartitionOutcome& part : parts) {
+    for (auto& entry : part.archived) {
+      if (!refused.contains(entry.first.key) && archived.insert(entry.first.key).second)
+        outcome.archived.push_back(std::move(entry));
+    }
   }
   return outcome;
 }

@@ -1,6 +1,7 @@
 #include "interpose/component.h"
 
 #include <algorithm>
+#include <tuple>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
@@ -34,6 +35,20 @@ bool IsDerivedModuleName(std::string_view name) {
   if (name.size() != 64 && name.size() != 16) return false;
   return std::all_of(name.begin(), name.end(),
                      [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+}
+
+// Each file by the part of its path that tells it apart from the others,
+// and its content: swapping two files' contents changes the key, moving the
+// app or its virtualenv does not. Sorted by that name, since Slang lists
+// files in the order it happened to load them.
+void HashFiles(KeyHasher& hasher, const std::vector<SourceFile>& files) {
+  std::vector<std::pair<std::string_view, Digest>> keyed;
+  const std::vector<std::string_view> names = DistinguishingPathSuffixes(files);
+  for (size_t i = 0; i < files.size(); ++i) keyed.emplace_back(names[i], files[i].content);
+  std::sort(keyed.begin(), keyed.end());
+  keyed.erase(std::unique(keyed.begin(), keyed.end()), keyed.end());
+  hasher.Integer(static_cast<int64_t>(keyed.size()));
+  for (const auto& [name, content] : keyed) hasher.Text(name).Hash(content);
 }
 
 // The name a file module is keyed by. Slang names a module after the request
@@ -121,6 +136,54 @@ const char* KindName(Component::Kind kind) {
   return "?";
 }
 
+std::vector<std::string_view> DistinguishingPathSuffixes(const std::vector<SourceFile>& files) {
+  // Where each path's suffix of `parts` components starts; 0 once it is whole.
+  auto suffix_start = [](std::string_view path, size_t parts) -> size_t {
+    size_t start = path.size();
+    for (size_t i = 0; i < parts; ++i) {
+      const size_t slash = start == 0 ? std::string_view::npos : path.rfind('/', start - 1);
+      if (slash == std::string_view::npos) return 0;
+      start = slash;
+    }
+    return start + 1;
+  };
+  auto suffix = [&](std::string_view path, size_t parts) {
+    return path.substr(suffix_start(path, parts));
+  };
+  std::vector<std::string_view> names;
+  names.reserve(files.size());
+  for (const SourceFile& file : files) {
+    const std::string_view path = file.path;
+    size_t parts = 1;
+    while (suffix_start(path, parts) > 0 &&
+           std::any_of(files.begin(), files.end(), [&](const SourceFile& other) {
+             return other.path != path && suffix(other.path, parts) == suffix(path, parts);
+           })) {
+      ++parts;
+    }
+    names.push_back(suffix(path, parts));
+  }
+  return names;
+}
+
+std::vector<SourceFile> DeclaringFiles(const std::vector<ComponentPtr>& declaring_modules) {
+  std::vector<SourceFile> files;
+  for (const ComponentPtr& module : declaring_modules) {
+    if (!module || module->kind != Component::Kind::kModule) continue;
+    files.insert(files.end(), module->dependencies.begin(), module->dependencies.end());
+    if (module->source) files.push_back({module->path, module->digest});
+  }
+  std::sort(files.begin(), files.end(), [](const SourceFile& a, const SourceFile& b) {
+    return std::tie(a.path, a.content) < std::tie(b.path, b.content);
+  });
+  files.erase(std::unique(files.begin(), files.end(),
+                          [](const SourceFile& a, const SourceFile& b) {
+                            return a.path == b.path && a.content == b.content;
+                          }),
+              files.end());
+  return files;
+}
+
 std::string NormalizeSourceText(const std::string& text,
                                 const std::vector<SourceFile>& dependencies) {
   // Longest paths first, so that "/a/b.slang" is not half-replaced via "/a/b".
@@ -143,7 +206,7 @@ ComponentPtr Component::Module(std::string name, std::string path, std::string r
                                std::optional<std::string> source,
                                std::vector<SourceFile> dependencies) {
   auto module = Make(Kind::kModule);
-  KeyHasher hasher("spreplay.module.v3");
+  KeyHasher hasher("spreplay.module.v4");
   hasher.Integer(source.has_value());
   if (source) {
     // slangpy names a wrapper module after a hash of its text, and that text
@@ -161,14 +224,11 @@ ComponentPtr Component::Module(std::string name, std::string path, std::string r
   } else {
     hasher.Text(FileModuleKeyName(name, dependencies));
   }
-  // Order-independent: Slang lists files in the order it happened to load them.
-  std::vector<Digest> contents;
+  std::vector<SourceFile> keyed_files;
   for (const SourceFile& file : dependencies) {
-    if (path.empty() || file.path != path || !source) contents.push_back(file.content);
+    if (path.empty() || file.path != path || !source) keyed_files.push_back(file);
   }
-  std::sort(contents.begin(), contents.end());
-  hasher.Integer(static_cast<int64_t>(contents.size()));
-  for (const Digest& content : contents) hasher.Hash(content);
+  HashFiles(hasher, keyed_files);
   module->name = std::move(name);
   module->path = std::move(path);
   module->requested_name = std::move(requested_name);
@@ -194,18 +254,20 @@ ComponentPtr Component::EntryPoint(ComponentPtr module, std::string function_nam
 }
 
 ComponentPtr Component::TypeConformance(std::string type_name, std::string interface_name,
-                                        int64_t id) {
+                                        int64_t id, std::vector<SourceFile> declaring_files) {
   auto conformance = Make(Kind::kTypeConformance);
-  conformance->digest = KeyHasher("spreplay.type-conformance.v1")
-                            .Text(type_name)
-                            .Text(interface_name)
-                            .Integer(id)
-                            .Finish();
+  // The type's code comes from the module that declares it, which the rest
+  // of the program need not import.
+  KeyHasher hasher("spreplay.type-conformance.v2");
+  hasher.Text(type_name).Text(interface_name).Integer(id);
+  HashFiles(hasher, declaring_files);
+  conformance->digest = hasher.Finish();
   // An automatic id (-1) is keyable only once resolved to the id Slang assigned.
   conformance->keyable = id >= 0;
   conformance->name = std::move(type_name);
   conformance->interface_name = std::move(interface_name);
   conformance->conformance_id = id;
+  conformance->dependencies = std::move(declaring_files);
   return conformance;
 }
 

@@ -53,6 +53,7 @@ struct Component {
   // sgl resolves to a path (replay only).
   std::string requested_name;
   // kModule: every file Slang read for it, including imported modules.
+  // kTypeConformance: those of the modules that declare the type.
   std::vector<SourceFile> dependencies;
   // kEntryPoint: the stage passed to findAndCheckEntryPoint, or kFoundByName.
   int32_t stage = -1;
@@ -77,8 +78,10 @@ struct Component {
                              std::optional<std::string> source,
                              std::vector<SourceFile> dependencies);
   static ComponentPtr EntryPoint(ComponentPtr module, std::string function_name, int32_t stage);
-  static ComponentPtr TypeConformance(std::string type_name, std::string interface_name,
-                                      int64_t id);
+  // `declaring_files`: DeclaringFiles of the modules that declare the type
+  // (none for a type of Slang's core module).
+  static ComponentPtr TypeConformance(std::string type_name, std::string interface_name, int64_t id,
+                                      std::vector<SourceFile> declaring_files);
   static ComponentPtr Composite(std::vector<ComponentPtr> children);
   static ComponentPtr Linked(ComponentPtr program, std::vector<CompilerOption> options);
   static ComponentPtr Renamed(ComponentPtr entry_point, std::string new_name);
@@ -115,6 +118,17 @@ std::string NotKeyableReason(const ComponentPtr& program);
 // `path` without a trailing ".slang": Slang finds "a.slang" for `import a;`
 // and names the module "a".
 std::string_view WithoutSlangExtension(std::string_view path);
+
+// For each of `files`, the shortest trailing part of its path (whole
+// components: "tensor.slang", "slang/tensor.slang") that no other file's path
+// ends with. Keys name files by these: they survive an app or virtualenv
+// moved elsewhere, and tell apart files with equal contents.
+std::vector<std::string_view> DistinguishingPathSuffixes(const std::vector<SourceFile>& files);
+
+// What a type conformance is keyed with for each module declaring its
+// type: the module's files, and a string module's own text as its pseudo
+// path and digest (as the modules importing it list it).
+std::vector<SourceFile> DeclaringFiles(const std::vector<ComponentPtr>& declaring_modules);
 
 // Replaces every mention of a dependency's path in module source text by the
 // digest of that file's content: slangpy writes the path of a module imported

@@ -18,6 +18,7 @@
 #include "interpose/hook_listener.h"
 #include "interpose/module_description.h"
 #include "interpose/slang_hooks.h"
+#include "interpose/type_declarations.h"
 #include "interpose/vtable_patch.h"
 #include "slang.h"
 
@@ -25,7 +26,6 @@ namespace spreplay::hooks {
 
 // Slang's reflection C API, looked up in the Slang library the app loaded:
 // the hooks must not link Slang themselves.
-using GetFullNameFn = SlangResult (*)(SlangReflectionType*, ISlangBlob**);
 using FindTypeByNameFn = SlangReflectionType* (*)(SlangReflection*, const char*);
 
 // The process-wide hook state. It must be global: the hooked methods are
@@ -59,7 +59,7 @@ struct HookState {
   };
   absl::flat_hash_map<const Component*, AutomaticConformance> automatic_conformances;
   uint64_t session_count = 0;
-  GetFullNameFn get_full_name = nullptr;
+  DeclarationApi declarations;
   FindTypeByNameFn find_type_by_name = nullptr;
   HookCounts counts;
   std::string slangpy_directory;  // where slang_library lives

@@ -89,15 +89,7 @@ ComponentPtr Lookup(const void* object) {
 }
 
 std::string TypeFullName(slang::TypeReflection* type) {
-  if (!type || !State().get_full_name) return "";
-  ISlangBlob* blob = nullptr;
-  if (SLANG_FAILED(State().get_full_name(reinterpret_cast<SlangReflectionType*>(type), &blob)) ||
-      !blob)
-    return "";
-  std::string name(static_cast<const char*>(blob->getBufferPointer()), blob->getBufferSize());
-  blob->release();
-  while (!name.empty() && name.back() == '\0') name.pop_back();
-  return name;
+  return spreplay::TypeFullName(State().declarations, type);
 }
 
 absl::StatusOr<FileContent> SessionFile(const void* session, const std::string& path) {
@@ -120,6 +112,53 @@ std::optional<Digest> StringModuleDigest(const void* session, const std::string&
   return it->second;
 }
 
+// Describes `module` as its session saw it, adding the files it read to
+// `contents`.
+absl::StatusOr<ComponentPtr> DescribeInSession(IModule* module, const ModuleRequest& request,
+                                               std::vector<FileContent>& contents) {
+  const void* session = module->getSession();
+  return DescribeLoadedModule(
+      module, request,
+      [&contents, session](const std::string& dependency) -> absl::StatusOr<Digest> {
+        if (std::optional<Digest> imported = StringModuleDigest(session, dependency))
+          return *imported;
+        absl::StatusOr<FileContent> content = SessionFile(session, dependency);
+        if (!content.ok()) return content.status();
+        contents.push_back(*content);
+        return content->digest;
+      },
+      [session](const std::string& name) -> std::optional<ServedStringImport> {
+        std::lock_guard lock(State().mutex);
+        auto it = State().served_string_modules.find(std::make_pair(session, name));
+        if (it == State().served_string_modules.end()) return std::nullopt;
+        return it->second;
+      });
+}
+
+// The modules of `session` that declare `type`, as the hooks know them or, for
+// one Slang loaded for an import, as they would describe it.
+absl::StatusOr<std::vector<ComponentPtr>> DescribeModulesDeclaring(ISession* session,
+                                                                   slang::TypeReflection* type) {
+  std::vector<ComponentPtr> modules;
+  for (IModule* module : ModulesDeclaring(State().declarations, session, type)) {
+    ComponentPtr known;
+    {
+      std::lock_guard lock(State().mutex);
+      if (auto it = State().components.find(module); it != State().components.end())
+        known = it->second;
+    }
+    if (!known) {
+      std::vector<FileContent> contents;
+      absl::StatusOr<ComponentPtr> described = DescribeInSession(module, ModuleRequest{}, contents);
+      if (!described.ok()) return described.status();
+      known = *described;
+    }
+    if (!known->keyable) return absl::FailedPreconditionError(NotKeyableReason(known));
+    modules.push_back(std::move(known));
+  }
+  return modules;
+}
+
 // Describes a module Slang just loaded by reading every file it depends on.
 // A file that cannot be read makes the module opaque: we never serve code
 // for content we could not see. False if the hooks knew it already.
@@ -137,22 +176,7 @@ bool DescribeModule(IModule* module, const char* requested_name, const char* pat
   request.source = std::move(source);
   request.path = path ? path : "";
   std::vector<FileContent> contents;
-  absl::StatusOr<ComponentPtr> described = DescribeLoadedModule(
-      module, request,
-      [&contents, session](const std::string& dependency) -> absl::StatusOr<Digest> {
-        if (std::optional<Digest> imported = StringModuleDigest(session, dependency))
-          return *imported;
-        absl::StatusOr<FileContent> content = SessionFile(session, dependency);
-        if (!content.ok()) return content.status();
-        contents.push_back(*content);
-        return content->digest;
-      },
-      [session](const std::string& name) -> std::optional<ServedStringImport> {
-        std::lock_guard lock(State().mutex);
-        auto it = State().served_string_modules.find(std::make_pair(session, name));
-        if (it == State().served_string_modules.end()) return std::nullopt;
-        return it->second;
-      });
+  absl::StatusOr<ComponentPtr> described = DescribeInSession(module, request, contents);
   const std::string name = module->getName() ? module->getName() : "";
   if (!described.ok()) {
     Log("{}; its kernels will always compile", described.status());
@@ -297,7 +321,7 @@ ComponentPtr ResolveAutomaticConformancesOrThrow(const ComponentPtr& program) {
     if (SLANG_FAILED(where.session->getTypeConformanceWitnessSequentialID(
             where.type, where.interface_type, &id)))
       return nullptr;
-    return Component::TypeConformance(node->name, node->interface_name, id);
+    return Component::TypeConformance(node->name, node->interface_name, id, node->dependencies);
   });
 }
 
@@ -476,8 +500,14 @@ SlangResult SLANG_MCALL HookCreateTypeConformance(ISession* self, slang::TypeRef
     // An automatic id (-1) comes from a counter in the session: a program's
     // code depends on which id Slang assigned, which the request resolves
     // (ResolveAutomaticConformances) before it keys the program.
-    ComponentPtr conformance =
-        Component::TypeConformance(type_name, interface_name, id_override < 0 ? -1 : id_override);
+    absl::StatusOr<std::vector<ComponentPtr>> declaring = DescribeModulesDeclaring(self, type);
+    if (!declaring.ok()) {
+      Track(*out, Component::Opaque(fmt::format("the module declaring {} is not keyable: {}",
+                                                type_name, declaring.status().message())));
+      return result;
+    }
+    ComponentPtr conformance = Component::TypeConformance(
+        type_name, interface_name, id_override < 0 ? -1 : id_override, DeclaringFiles(*declaring));
     if (id_override < 0) {
       std::lock_guard lock(State().mutex);
       State().automatic_conformances[conformance.get()] = {conformance, self, type, interface_type};
@@ -576,8 +606,9 @@ absl::Status ConfigureSlangHooks(const HookOptions& options) {
     if (!handle)
       return absl::NotFoundError(
           fmt::format("cannot load {}: {}", options.slang_library, dlerror()));
-    State().get_full_name =
-        reinterpret_cast<GetFullNameFn>(dlsym(handle, "spReflectionType_GetFullName"));
+    absl::StatusOr<DeclarationApi> declarations = DeclarationApiIn(handle);
+    if (!declarations.ok()) return declarations.status();
+    State().declarations = *declarations;
     State().find_type_by_name =
         reinterpret_cast<FindTypeByNameFn>(dlsym(handle, "spReflection_FindTypeByName"));
   }

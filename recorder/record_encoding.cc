@@ -190,15 +190,15 @@ absl::StatusOr<ComponentPtr> DecodeComponent(trace_schema::Component::Reader rec
                                            claimed->ToHex().substr(0, 16), children.size(),
                                            KindName(KindOf(record.getKind())), count));
   };
+  std::vector<SourceFile> dependencies;
+  for (auto dependency : record.getDependencies()) {
+    absl::StatusOr<Digest> digest = DigestFromData(dependency.getDigest());
+    if (!digest.ok()) return digest.status();
+    dependencies.push_back({dependency.getPath(), *digest});
+  }
   ComponentPtr component;
   switch (KindOf(record.getKind())) {
     case Component::Kind::kModule: {
-      std::vector<SourceFile> dependencies;
-      for (auto dependency : record.getDependencies()) {
-        absl::StatusOr<Digest> digest = DigestFromData(dependency.getDigest());
-        if (!digest.ok()) return digest.status();
-        dependencies.push_back({dependency.getPath(), *digest});
-      }
       std::optional<std::string> source;
       if (record.getHasSource()) source = std::string(record.getSource());
       component = Component::Module(record.getName(), record.getPath(), record.getRequestedName(),
@@ -211,7 +211,7 @@ absl::StatusOr<ComponentPtr> DecodeComponent(trace_schema::Component::Reader rec
       break;
     case Component::Kind::kTypeConformance:
       component = Component::TypeConformance(record.getName(), record.getInterfaceName(),
-                                             record.getConformanceId());
+                                             record.getConformanceId(), std::move(dependencies));
       break;
     case Component::Kind::kComposite:
       component = Component::Composite(std::move(children));

@@ -86,6 +86,12 @@ absl::StatusOr<uint32_t> CheckFileHeader(std::span<const std::byte> header,
         "{} was written by a newer spreplay: trace format {}, this build reads up to {}",
         source_name, version, kTraceFormatVersion));
   }
+  if (version < kTraceFormatVersion) {
+    return absl::FailedPreconditionError(fmt::format(
+        "{} was recorded by an older spreplay (trace format {}), whose keys this build (format "
+        "{}) does not use: record it again with this one",
+        source_name, version, kTraceFormatVersion));
+  }
   return version;
 }
 

@@ -25,7 +25,10 @@
 namespace spreplay {
 
 inline constexpr std::string_view kTraceFileMagic = "SPRTRACE";
-inline constexpr uint32_t kTraceFormatVersion = 1;
+// 2: files keyed by the distinguishing part of their path, type conformances
+// with the files of the modules declaring their type. Older traces hold
+// other keys and are refused.
+inline constexpr uint32_t kTraceFormatVersion = 2;
 inline constexpr size_t kTraceFileHeaderSize = 16;
 inline constexpr uint32_t kTraceFrameMagic = 0x46525053;  // "SPRF" when stored little-endian.
 inline constexpr size_t kTraceFrameHeaderSize = 16;

@@ -2,6 +2,7 @@
 
 #include "fmt/format.h"
 #include "interpose/blobs.h"
+#include "interpose/type_declarations.h"
 #include "replayer/dependency_check.h"
 #include "replayer/load_order.h"
 #include "replayer/path_aliases.h"
@@ -10,12 +11,22 @@
 namespace spreplay {
 namespace {
 
+// The compiler links Slang: its reflection API is Slang's own functions.
+const DeclarationApi& LinkedDeclarationApi() {
+  static const DeclarationApi api{
+      .type_full_name = &spReflectionType_GetFullName,
+      .child_count = &spReflectionDecl_getChildrenCount,
+      .child = &spReflectionDecl_getChild,
+      .kind = &spReflectionDecl_getKind,
+      .type_of = &spReflection_getTypeFromDecl,
+      .as_generic = &spReflectionDecl_castToGeneric,
+      .generic_inner = &spReflectionGeneric_GetInnerDecl,
+  };
+  return api;
+}
+
 std::string TypeFullName(slang::TypeReflection* type) {
-  ComPtr<ISlangBlob> name;
-  if (SLANG_FAILED(type->getFullName(name.WriteRef()))) return "";
-  std::string text = BlobToString(name.get());
-  while (!text.empty() && text.back() == '\0') text.pop_back();
-  return text;
+  return spreplay::TypeFullName(LinkedDeclarationApi(), type);
 }
 
 // The one child of an entry point, renamed or specialised component, or linked
@@ -121,9 +132,17 @@ absl::StatusOr<BuiltComponent> ProgramBuilder::BuildTypeConformance(const Compon
       !status.ok()) {
     return status;
   }
-  return BuiltComponent{ComPtr<slang::IComponentType>(conformance.get()),
-                        Component::TypeConformance(TypeFullName(type), TypeFullName(interface_type),
-                                                   recorded.conformance_id)};
+  std::vector<ComponentPtr> declaring;
+  for (slang::IModule* module :
+       ModulesDeclaring(LinkedDeclarationApi(), session_.session(), type)) {
+    absl::StatusOr<ComponentPtr> described = session_.Describe(module);
+    if (!described.ok()) return described.status();
+    declaring.push_back(*std::move(described));
+  }
+  return BuiltComponent{
+      ComPtr<slang::IComponentType>(conformance.get()),
+      Component::TypeConformance(TypeFullName(type), TypeFullName(interface_type),
+                                 recorded.conformance_id, DeclaringFiles(declaring))};
 }
 
 slang::TypeReflection* ProgramBuilder::FindType(const std::string& name) {

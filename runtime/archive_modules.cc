@@ -72,7 +72,7 @@ ArchiveModules::ArchiveModules(const Archive& archive, bool strict)
     sessions_.insert(session);
     by_key_.try_emplace(DigestOf(module.getKey()), i);
     if (module.hasSourceLookup() && module.getSourceLookup().size() > 0) {
-      by_source_.try_emplace(DigestOf(module.getSourceLookup()), i);
+      by_source_[DigestOf(module.getSourceLookup())].push_back(i);
       continue;
     }
     const std::string requested = module.getRequestedName().cStr();
@@ -295,7 +295,7 @@ ModuleDecision ArchiveModules::DecideModule(const ModuleLoadRequest& request,
   if (request.text) {
     const Digest lookup = SourceModuleLookup(request.toolchain, request.session->digest,
                                              request.name, request.path, *request.text);
-    if (auto it = by_source_.find(lookup); it != by_source_.end()) candidates.push_back(it->second);
+    if (auto it = by_source_.find(lookup); it != by_source_.end()) candidates = it->second;
   } else {
     candidates = RequestedAs(*request.session, request.requested_name);
   }

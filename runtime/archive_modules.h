@@ -60,7 +60,9 @@ class ArchiveModules final : public HookListener {
   const bool strict_;
   std::string toolchain_;
   absl::flat_hash_map<Digest, size_t> by_key_;
-  absl::flat_hash_map<Digest, size_t> by_source_;
+  // One wrapper text may import different versions of a file (a hot reload
+  // recorded): each version is a candidate.
+  absl::flat_hash_map<Digest, std::vector<size_t>> by_source_;
   absl::flat_hash_map<std::pair<Digest, std::string>, std::vector<size_t>> by_request_;
   absl::flat_hash_set<Digest> sessions_;
   mutable std::mutex mutex_;

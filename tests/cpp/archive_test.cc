@@ -566,6 +566,20 @@ TEST_F(ArchiveTest, MissingFileAndDirectory) {
   EXPECT_THAT(directory.message(), HasSubstr("not a regular file"));
 }
 
+TEST_F(ArchiveTest, OlderFormatVersionAsksForANewCompile) {
+  std::string bytes = WriteArchive(PathOf("a.spra"), 0, 1);
+  ArchiveHeader header = HeaderOf(bytes);
+  header.format_version = kArchiveFormatVersion - 1;
+  PatchHeader(bytes, header);
+  WriteFile(PathOf("past.spra"), bytes);
+  const absl::Status status = Archive::Open(PathOf("past.spra")).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(status.message(),
+              AllOf(HasSubstr(PathOf("past.spra")), HasSubstr("written by an older spreplay"),
+                    HasSubstr(fmt::format("archive format {}", kArchiveFormatVersion - 1)),
+                    HasSubstr("spreplay compile")));
+}
+
 TEST_F(ArchiveTest, NewerFormatVersionAsksForANewerSpreplay) {
   std::string bytes = WriteArchive(PathOf("a.spra"), 0, 1);
   ArchiveHeader header = HeaderOf(bytes);
@@ -642,7 +656,7 @@ TEST_F(ArchiveTest, IndexesBreakingTheFormatRulesAreRejected) {
            [](schema::ArchiveIndex::Builder index) {
              index.getEntries()[2].getBlobs()[1].setOffset(0);
            }},
-          {"header says format 1 but its index says 7",
+          {"header says format 2 but its index says 7",
            [](schema::ArchiveIndex::Builder index) { index.setFormatVersion(7); }},
           {"session digest",
            [](schema::ArchiveIndex::Builder index) {
@@ -857,9 +871,9 @@ TEST_F(ArchiveTest, DescribeAsTableShowsEveryKernelAndASummary) {
     EXPECT_THAT(table, AllOf(HasSubstr(KeyOf(i).ToHex().substr(0, 12)),
                              HasSubstr(fmt::format("function_{}", i))));
   }
-  EXPECT_THAT(table,
-              AllOf(HasSubstr("75,80,86,89,90,100,120"), HasSubstr("bwds"), HasSubstr("3 kernels"),
-                    HasSubstr("slangpy 0.43.1 slang 2026.12"), HasSubstr("archive format 1")));
+  EXPECT_THAT(table, AllOf(HasSubstr("75,80,86,89,90,100,120"), HasSubstr("bwds"),
+                           HasSubstr("3 kernels"), HasSubstr("slangpy 0.43.1 slang 2026.12"),
+                           HasSubstr(fmt::format("archive format {}", kArchiveFormatVersion))));
   EXPECT_EQ(table.back(), '\n');
 }
 

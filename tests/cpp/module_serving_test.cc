@@ -349,6 +349,52 @@ TEST_F(ServedModulesTest, StrictModeRefusesAModuleThatWouldLoadFromSource) {
   EXPECT_THAT(BlobToString(diagnostics.get()), HasSubstr("helper.slang changed"));
 }
 
+TEST(ServedHotReloadTest, BothVersionsOfAReloadedFileAreArchivedAndServed) {
+  Switch();
+  TempDir work;
+  TempDir front;
+  TempDir sources;
+  sources.Write("user.slang", kUserModule);
+  sources.Write("helper.slang", kHelperModule);
+  constexpr const char* kEditedHelper =
+      "public float helper_mul(float a, float b) { return a * b + 2.0f; }\n";
+  // Like a hot reload: the same call sites in a new session of the same
+  // configuration, after an edit, into the same trace.
+  std::vector<Recording> edited;
+  absl::StatusOr<Compiled> compiled = RecordAndCompile(work.path(), [&] {
+    std::vector<Recording> first = RecordTwoCallSites(sources, 0, &front);
+    sources.Write("helper.slang", kEditedHelper);
+    edited = RecordTwoCallSites(sources, 0, &front);
+    first.insert(first.end(), edited.begin(), edited.end());
+    return first;
+  });
+  ASSERT_TRUE(compiled.ok()) << compiled.status();
+  ASSERT_EQ(compiled->recordings.size(), 4u);
+  EXPECT_EQ(compiled->report.failed(), 0u);
+  // helper, user and both wrappers in two versions; slangpy's library once.
+  EXPECT_EQ(compiled->report.modules_archived, 9u);
+  EXPECT_EQ(compiled->report.modules_refused, 0u);
+
+  for (const char* helper : {kHelperModule, kEditedHelper}) {
+    sources.Write("helper.slang", helper);
+    ArchiveModules modules(*compiled->archive, /*strict=*/true);
+    Switch().Use(&modules);
+    const HookCounts before = GetHookCounts();
+    std::vector<Recording> served = RecordTwoCallSites(sources, 0, &front);
+    const HookCounts after = GetHookCounts();
+    Switch().Use(nullptr);
+    EXPECT_EQ(after.modules_served - before.modules_served, 5u);
+    EXPECT_EQ(after.modules_compiled - before.modules_compiled, 0u);
+    EXPECT_THAT(modules.misses(), ::testing::IsEmpty());
+    const std::vector<Recording>& expected =
+        helper == kHelperModule
+            ? std::vector<Recording>(compiled->recordings.begin(), compiled->recordings.begin() + 2)
+            : edited;
+    ASSERT_EQ(served.size(), 2u);
+    for (size_t i = 0; i < 2; ++i) EXPECT_EQ(served[i].code, expected[i].code);
+  }
+}
+
 TEST_F(ServedModulesTest, ASessionWithAModuleCacheIsServed) {
   TempDir cache;
   ArchiveModules modules(*archive_, /*strict=*/false);

@@ -31,6 +31,8 @@
 namespace spreplay {
 namespace {
 
+using ::testing::Contains;
+using ::testing::EndsWith;
 using ::testing::HasSubstr;
 
 // Tests
@@ -359,6 +361,65 @@ TEST(ReplayerTest, AutomaticConformanceIdsAreKeyedByTheIdSlangAssigned) {
 
   // Replayed with that id given explicitly, the code is the same.
   ExpectEachReplaysIdentically(recordings);
+}
+
+// A conformance of a type that a module outside the program declares: only
+// the conformance brings that module's code into the kernel.
+constexpr const char* kThriceModule = R"(import ops;
+public struct Thrice : IOp { public float apply(float x) { return 3.0f * x; } }
+)";
+constexpr const char* kAlteredThriceModule = R"(import ops;
+public struct Thrice : IOp { public float apply(float x) { return 3.0f * x + 0.5f; } }
+)";
+
+absl::StatusOr<std::string> CompileDispatchOfADeclaredElsewhereType(slang::ISession* session) {
+  ComPtr<ISlangBlob> diagnostics;
+  slang::IModule* ops = session->loadModule("ops.slang", diagnostics.WriteRef());
+  slang::IModule* thrice = session->loadModule("thrice.slang", diagnostics.WriteRef());
+  slang::IModule* wrapper = session->loadModuleFromSourceString(
+      "dispatch", nullptr, kDispatchWrapper, diagnostics.WriteRef());
+  if (!ops || !thrice || !wrapper) return absl::InternalError("load: " + Diagnostics(diagnostics));
+  ComPtr<slang::IEntryPoint> entry_point;
+  if (SLANG_FAILED(wrapper->findAndCheckEntryPoint("compute_main", SLANG_STAGE_COMPUTE,
+                                                   entry_point.WriteRef(), diagnostics.WriteRef())))
+    return absl::InternalError("entry point: " + Diagnostics(diagnostics));
+  slang::TypeReflection* interface_type = ops->getLayout()->findTypeByName("IOp");
+  slang::TypeReflection* type = thrice->getLayout()->findTypeByName("Thrice");
+  ComPtr<slang::ITypeConformance> conformance;
+  if (!interface_type || !type ||
+      SLANG_FAILED(session->createTypeConformanceComponentType(
+          type, interface_type, conformance.WriteRef(), 0, diagnostics.WriteRef())))
+    return absl::InternalError("conformance: " + Diagnostics(diagnostics));
+  return ComposeAndGenerate(session, {wrapper, ops, conformance.get(), entry_point.get()});
+}
+
+TEST(ReplayerTest, ATypeConformanceIsKeyedWithTheModuleDeclaringItsType) {
+  ComPtr<slang::IGlobalSession> live = NewHookedGlobalSession();
+  auto record = [&](const char* thrice_text) {
+    TempDir sources;
+    sources.Write("ops.slang", kOpsModule);
+    sources.Write("thrice.slang", thrice_text);
+    std::vector<Recording> recordings =
+        RecordSession(live.get(), {sources.path().string()}, 0, [](slang::ISession* session) {
+          return CompileDispatchOfADeclaredElsewhereType(session).status();
+        });
+    EXPECT_EQ(recordings.size(), 1u);
+    return recordings.empty() ? Recording{} : recordings.front();
+  };
+  const Recording original = record(kThriceModule);
+  const Recording altered = record(kAlteredThriceModule);
+  ASSERT_TRUE(original.program && altered.program);
+  ASSERT_TRUE(original.program->keyable && altered.program->keyable);
+  // Slang linked Thrice's code in, though nothing else in the program names
+  // thrice.slang: the key must change with it.
+  ASSERT_NE(original.code, altered.code);
+  EXPECT_NE(original.program->digest, altered.program->digest);
+  std::vector<std::string> declaring_paths;
+  ForEachDistinctNode(original.program, [&](const Component& node) {
+    if (node.kind != Component::Kind::kTypeConformance) return;
+    for (const SourceFile& file : node.dependencies) declaring_paths.push_back(file.path);
+  });
+  EXPECT_THAT(declaring_paths, Contains(EndsWith("/thrice.slang")));
 }
 
 // Runs the rest of a test in `directory`, and goes back where it was after.

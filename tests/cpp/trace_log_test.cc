@@ -180,7 +180,7 @@ TEST_F(TraceLogTest, WritesTheDocumentedLayout) {
   const std::string path = WriteTrace("layout.trace", {PatternBytes(1, 3)});
   const std::string bytes = ReadFile(path);
   ASSERT_EQ(bytes.size(), 16u + 16u + 8u);
-  EXPECT_EQ(bytes.substr(0, 16), ValidHeader(1));
+  EXPECT_EQ(bytes.substr(0, 16), ValidHeader(kTraceFormatVersion));
   EXPECT_EQ(bytes.substr(16, 4), "SPRF");
   EXPECT_EQ(bytes.substr(20, 4), std::string("\x03\0\0\0", 4));
   EXPECT_EQ(bytes.substr(35, 5), std::string(5, '\0'));  // Padding after the 3-byte payload.
@@ -391,7 +391,7 @@ TEST_F(TraceLogTest, EmptyFileIsAnError) {
 
 TEST_F(TraceLogTest, ShortFileIsTruncated) {
   const std::string path = PathFor("short.trace");
-  WriteFile(path, ValidHeader(1).substr(0, 10));
+  WriteFile(path, ValidHeader(kTraceFormatVersion).substr(0, 10));
   absl::StatusOr<TraceLog> log = ReadTraceLog(path);
   ASSERT_FALSE(log.ok());
   EXPECT_EQ(log.status().code(), absl::StatusCode::kDataLoss);
@@ -416,15 +416,31 @@ TEST_F(TraceLogTest, ForeignFileIsNotATrace) {
   EXPECT_THAT(log.status().message(), HasSubstr("is not a spreplay trace (starts with \"hi\""));
 }
 
-TEST_F(TraceLogTest, NewerFormatIsRefused) {
-  const std::string path = PathFor("future.trace");
-  WriteFile(path, ValidHeader(2) + std::string(16, '\0'));
+TEST_F(TraceLogTest, OlderFormatAsksForANewRecording) {
+  const std::string path = PathFor("past.trace");
+  WriteFile(path, ValidHeader(kTraceFormatVersion - 1) + std::string(16, '\0'));
   absl::StatusOr<TraceLog> log = ReadTraceLog(path);
   ASSERT_FALSE(log.ok());
-  EXPECT_THAT(
-      log.status().message(),
-      HasSubstr(path +
-                " was written by a newer spreplay: trace format 2, this build reads up to 1"));
+  EXPECT_EQ(log.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(log.status().message(),
+              AllOf(HasSubstr(path), HasSubstr("recorded by an older spreplay"),
+                    HasSubstr(fmt::format("trace format {}", kTraceFormatVersion - 1)),
+                    HasSubstr("record it again")));
+  // Appending would mix keys of two schemes in one trace.
+  absl::StatusOr<TraceLogWriter> writer = TraceLogWriter::Open(path);
+  ASSERT_FALSE(writer.ok());
+  EXPECT_THAT(writer.status().message(), HasSubstr("refusing to append"));
+}
+
+TEST_F(TraceLogTest, NewerFormatIsRefused) {
+  const std::string path = PathFor("future.trace");
+  WriteFile(path, ValidHeader(kTraceFormatVersion + 1) + std::string(16, '\0'));
+  absl::StatusOr<TraceLog> log = ReadTraceLog(path);
+  ASSERT_FALSE(log.ok());
+  EXPECT_THAT(log.status().message(),
+              HasSubstr(fmt::format(
+                  "{} was written by a newer spreplay: trace format {}, this build reads up to {}",
+                  path, kTraceFormatVersion + 1, kTraceFormatVersion)));
 
   absl::StatusOr<TraceLogWriter> writer = TraceLogWriter::Open(path);
   ASSERT_FALSE(writer.ok());

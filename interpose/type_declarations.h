@@ -1,0 +1,38 @@
+#pragma once
+// Which loaded modules declare a type: a type conformance's code comes from
+// the module that declares the type, so its key includes that module.
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "slang.h"
+
+namespace spreplay {
+
+// The part of Slang's reflection C API that walking declarations needs. The
+// hooks look it up in the Slang library the app loaded, since they must not
+// link Slang; the compiler, which links Slang, passes Slang's own functions.
+struct DeclarationApi {
+  decltype(&spReflectionType_GetFullName) type_full_name = nullptr;
+  decltype(&spReflectionDecl_getChildrenCount) child_count = nullptr;
+  decltype(&spReflectionDecl_getChild) child = nullptr;
+  decltype(&spReflectionDecl_getKind) kind = nullptr;
+  decltype(&spReflection_getTypeFromDecl) type_of = nullptr;
+  decltype(&spReflectionDecl_castToGeneric) as_generic = nullptr;
+  decltype(&spReflectionGeneric_GetInnerDecl) generic_inner = nullptr;
+};
+
+// The API from the Slang library `handle` (from dlopen).
+absl::StatusOr<DeclarationApi> DeclarationApiIn(void* handle);
+
+// "" when Slang cannot name the type.
+std::string TypeFullName(const DeclarationApi& api, slang::TypeReflection* type);
+
+// The modules loaded in `session` that declare a type, struct or enum, of
+// `type`'s full name, generic arguments aside, in the order Slang lists them.
+// None for a type of Slang's core module.
+std::vector<slang::IModule*> ModulesDeclaring(const DeclarationApi& api, slang::ISession* session,
+                                              slang::TypeReflection* type);
+
+}  // namespace spreplay
