@@ -2,7 +2,7 @@
 
 Activated by environment variables through spreplay.pth; see README.md. The
 functions here serve tests, tools and apps that want a summary, and build
-scripts (compile, inspect). Importing the package stays cheap: the native
+scripts (compile, merge, inspect). Importing the package stays cheap: the native
 library loads only when something needs it.
 """
 
@@ -20,6 +20,7 @@ __all__ = [
     "__version__",
     "compile",
     "inspect",
+    "merge",
     "cmake_dir",
     "install_hooks",
     "summary",
@@ -30,7 +31,7 @@ __all__ = [
 # Python process of the environment, which must not pay for the build API.
 _API_NAMES = frozenset({
     "ArchiveInfo", "ArchivedKernel", "ArchivedModule", "CompileError", "CompileResult",
-    "CompiledKernel", "RecordedKernel", "SpreplayError", "TraceInfo", "compile", "inspect",
+    "CompiledKernel", "RecordedKernel", "SpreplayError", "TraceInfo", "compile", "inspect", "merge",
 })
 
 

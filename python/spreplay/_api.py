@@ -142,10 +142,13 @@ def compile(  # noqa: A001 (the tool's own name for it)
     use_cache: bool = True,
     sass: str | None = None,
     modules: bool = True,
+    shard: tuple[int, int] | None = None,
 ) -> CompileResult:
     """`spreplay compile TRACES -o OUTPUT`. Raises CompileError when the tool
     fails or any kernel fails to compile (the archive then holds the others,
-    and the error's `result` says which failed and why)."""
+    and the error's `result` says which failed and why). `shard=(k, n)`
+    builds only the kernels of shard k of n (`--shard K/N`); `merge` joins
+    the n archives."""
     paths = [traces] if isinstance(traces, (str, os.PathLike)) else list(traces)
     output = Path(output)
     arguments = ["compile", *map(os.fspath, paths), "-o", os.fspath(output)]
@@ -161,6 +164,8 @@ def compile(  # noqa: A001 (the tool's own name for it)
         arguments += ["--sass", sass]
     if not modules:
         arguments.append("--no-modules")
+    if shard is not None:
+        arguments += ["--shard", f"{shard[0]}/{shard[1]}"]
     with tempfile.TemporaryDirectory(prefix="spreplay-report-") as scratch:
         report_path = Path(scratch) / "report.json"
         proc = _run([*arguments, "--report", str(report_path)])
@@ -171,6 +176,18 @@ def compile(  # noqa: A001 (the tool's own name for it)
         raise CompileError(lines[-1] if lines else f"spreplay compile exited {proc.returncode}", result)
     assert result is not None, "spreplay compile succeeded without writing its report"
     return result
+
+
+def merge(archives: Iterable[PathLike], output: PathLike) -> Path:
+    """`spreplay merge ARCHIVES -o OUTPUT`: the shards' archives as one, byte
+    for byte what one compile of the same traces writes. Raises SpreplayError
+    when the tool refuses them (another toolchain, a damaged archive)."""
+    output = Path(output)
+    proc = _run(["merge", *map(os.fspath, archives), "-o", os.fspath(output)])
+    if proc.returncode != 0:
+        lines = proc.stderr.strip().splitlines()
+        raise SpreplayError(lines[-1] if lines else f"spreplay merge exited {proc.returncode}")
+    return output
 
 
 def _inspect_json(path: Path) -> dict[str, Any]:

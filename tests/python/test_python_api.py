@@ -55,3 +55,7 @@ def test_errors_carry_the_tools_message(tmp_path: Path) -> None:
         spreplay.compile(foreign, tmp_path / "kernels.sprk", use_cache=False)
     assert "foreign.capnp" in str(compiled.value)
     assert not (tmp_path / "kernels.sprk").exists()
+    with pytest.raises(spreplay.SpreplayError) as merged:
+        spreplay.merge([foreign], tmp_path / "merged.sprk")
+    assert "foreign.capnp" in str(merged.value)
+    assert not (tmp_path / "merged.sprk").exists()
