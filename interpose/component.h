@@ -78,7 +78,7 @@ struct Component {
                              std::optional<std::string> source,
                              std::vector<SourceFile> dependencies);
   static ComponentPtr EntryPoint(ComponentPtr module, std::string function_name, int32_t stage);
-  // `declaring_files`: DeclaringFiles of the modules that declare the type
+  // `declaring_files`: DeclaringFiles of the module that declares the type
   // (none for a type of Slang's core module).
   static ComponentPtr TypeConformance(std::string type_name, std::string interface_name, int64_t id,
                                       std::vector<SourceFile> declaring_files);

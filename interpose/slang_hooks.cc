@@ -135,28 +135,27 @@ absl::StatusOr<ComponentPtr> DescribeInSession(IModule* module, const ModuleRequ
       });
 }
 
-// The modules of `session` that declare `type`, as the hooks know them or, for
-// one Slang loaded for an import, as they would describe it.
-absl::StatusOr<std::vector<ComponentPtr>> DescribeModulesDeclaring(ISession* session,
-                                                                   slang::TypeReflection* type) {
-  std::vector<ComponentPtr> modules;
-  for (IModule* module : ModulesDeclaring(State().declarations, session, type)) {
-    ComponentPtr known;
-    {
-      std::lock_guard lock(State().mutex);
-      if (auto it = State().components.find(module); it != State().components.end())
-        known = it->second;
-    }
-    if (!known) {
-      std::vector<FileContent> contents;
-      absl::StatusOr<ComponentPtr> described = DescribeInSession(module, ModuleRequest{}, contents);
-      if (!described.ok()) return described.status();
-      known = *described;
-    }
-    if (!known->keyable) return absl::FailedPreconditionError(NotKeyableReason(known));
-    modules.push_back(std::move(known));
+// The module of `session` that declares `type`, as the hooks know it or, for
+// one Slang loaded for an import, as they would describe it; none for a type
+// of Slang's core module.
+absl::StatusOr<std::vector<ComponentPtr>> DescribeModuleDeclaring(ISession* session,
+                                                                  slang::TypeReflection* type) {
+  IModule* module = ModuleDeclaring(State().declarations, session, type);
+  if (!module) return std::vector<ComponentPtr>{};
+  ComponentPtr known;
+  {
+    std::lock_guard lock(State().mutex);
+    if (auto it = State().components.find(module); it != State().components.end())
+      known = it->second;
   }
-  return modules;
+  if (!known) {
+    std::vector<FileContent> contents;
+    absl::StatusOr<ComponentPtr> described = DescribeInSession(module, ModuleRequest{}, contents);
+    if (!described.ok()) return described.status();
+    known = *described;
+  }
+  if (!known->keyable) return absl::FailedPreconditionError(NotKeyableReason(known));
+  return std::vector<ComponentPtr>{known};
 }
 
 // Describes a module Slang just loaded by reading every file it depends on.
@@ -500,7 +499,7 @@ SlangResult SLANG_MCALL HookCreateTypeConformance(ISession* self, slang::TypeRef
     // An automatic id (-1) comes from a counter in the session: a program's
     // code depends on which id Slang assigned, which the request resolves
     // (ResolveAutomaticConformances) before it keys the program.
-    absl::StatusOr<std::vector<ComponentPtr>> declaring = DescribeModulesDeclaring(self, type);
+    absl::StatusOr<std::vector<ComponentPtr>> declaring = DescribeModuleDeclaring(self, type);
     if (!declaring.ok()) {
       Track(*out, Component::Opaque(fmt::format("the module declaring {} is not keyable: {}",
                                                 type_name, declaring.status().message())));

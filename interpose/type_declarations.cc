@@ -3,24 +3,11 @@
 #include <dlfcn.h>
 
 #include <functional>
-#include <string_view>
 
 #include "fmt/format.h"
 
 namespace spreplay {
 namespace {
-
-// "ns::Outer<int>::Inner<3>" names the declaration "ns::Outer::Inner".
-std::string WithoutGenericArguments(std::string_view name) {
-  std::string declaration;
-  int depth = 0;
-  for (char c : name) {
-    if (c == '<') ++depth;
-    if (depth == 0) declaration += c;
-    if (c == '>' && depth > 0) --depth;
-  }
-  return declaration;
-}
 
 template <typename Function>
 absl::Status Find(void* handle, const char* name, Function& function) {
@@ -41,6 +28,7 @@ absl::StatusOr<DeclarationApi> DeclarationApiIn(void* handle) {
            Find(handle, "spReflection_getTypeFromDecl", api.type_of),
            Find(handle, "spReflectionDecl_castToGeneric", api.as_generic),
            Find(handle, "spReflectionGeneric_GetInnerDecl", api.generic_inner),
+           Find(handle, "spReflectionType_GetGenericContainer", api.generic_of_type),
        }) {
     if (!status.ok()) return status;
   }
@@ -59,19 +47,14 @@ std::string TypeFullName(const DeclarationApi& api, slang::TypeReflection* type)
   return name;
 }
 
-std::vector<slang::IModule*> ModulesDeclaring(const DeclarationApi& api, slang::ISession* session,
-                                              slang::TypeReflection* type) {
-  std::vector<slang::IModule*> declaring;
-  if (!api.child || !session || !type) return declaring;
-  const std::string wanted = WithoutGenericArguments(TypeFullName(api, type));
-  if (wanted.empty()) return declaring;
-
-  auto declares = [&](SlangReflectionDecl* declaration) {
-    return WithoutGenericArguments(TypeFullName(
-               api, reinterpret_cast<slang::TypeReflection*>(api.type_of(declaration)))) == wanted;
-  };
-  // Types nest in namespaces and in other types; functions and variables
-  // declare none that a conformance could name.
+slang::IModule* ModuleDeclaring(const DeclarationApi& api, slang::ISession* session,
+                                slang::TypeReflection* type) {
+  if (!api.child || !session || !type) return nullptr;
+  auto* wanted = reinterpret_cast<SlangReflectionType*>(type);
+  // Slang makes one type object per declaration (and per set of generic
+  // arguments), so a non-generic type is its declaration's type; an instance
+  // of a generic type names its generic.
+  SlangReflectionGeneric* wanted_generic = api.generic_of_type(wanted);
   std::function<bool(SlangReflectionDecl*)> search = [&](SlangReflectionDecl* scope) {
     const unsigned count = api.child_count(scope);
     for (unsigned i = 0; i < count; ++i) {
@@ -79,20 +62,19 @@ std::vector<slang::IModule*> ModulesDeclaring(const DeclarationApi& api, slang::
       if (!declaration) continue;
       switch (api.kind(declaration)) {
         case SLANG_DECL_KIND_STRUCT:
-          if (declares(declaration) || search(declaration)) return true;
+          if (api.type_of(declaration) == wanted || search(declaration)) return true;
           break;
         case SLANG_DECL_KIND_ENUM:
-          if (declares(declaration)) return true;
+          if (api.type_of(declaration) == wanted) return true;
           break;
         case SLANG_DECL_KIND_NAMESPACE:
           if (search(declaration)) return true;
           break;
         case SLANG_DECL_KIND_GENERIC: {
           SlangReflectionGeneric* generic = api.as_generic(declaration);
+          if (generic && generic == wanted_generic) return true;
           SlangReflectionDecl* inner = generic ? api.generic_inner(generic) : nullptr;
-          if (inner && api.kind(inner) == SLANG_DECL_KIND_STRUCT &&
-              (declares(inner) || search(inner)))
-            return true;
+          if (inner && api.kind(inner) == SLANG_DECL_KIND_STRUCT && search(inner)) return true;
           break;
         }
         default:
@@ -105,9 +87,9 @@ std::vector<slang::IModule*> ModulesDeclaring(const DeclarationApi& api, slang::
   for (SlangInt i = 0; i < modules; ++i) {
     slang::IModule* module = session->getLoadedModule(i);
     slang::DeclReflection* root = module ? module->getModuleReflection() : nullptr;
-    if (root && search(reinterpret_cast<SlangReflectionDecl*>(root))) declaring.push_back(module);
+    if (root && search(reinterpret_cast<SlangReflectionDecl*>(root))) return module;
   }
-  return declaring;
+  return nullptr;
 }
 
 }  // namespace spreplay

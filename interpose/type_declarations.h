@@ -21,6 +21,7 @@ struct DeclarationApi {
   decltype(&spReflection_getTypeFromDecl) type_of = nullptr;
   decltype(&spReflectionDecl_castToGeneric) as_generic = nullptr;
   decltype(&spReflectionGeneric_GetInnerDecl) generic_inner = nullptr;
+  decltype(&spReflectionType_GetGenericContainer) generic_of_type = nullptr;
 };
 
 // The API from the Slang library `handle` (from dlopen).
@@ -29,10 +30,11 @@ absl::StatusOr<DeclarationApi> DeclarationApiIn(void* handle);
 // "" when Slang cannot name the type.
 std::string TypeFullName(const DeclarationApi& api, slang::TypeReflection* type);
 
-// The modules loaded in `session` that declare a type, struct or enum, of
-// `type`'s full name, generic arguments aside, in the order Slang lists them.
-// None for a type of Slang's core module.
-std::vector<slang::IModule*> ModulesDeclaring(const DeclarationApi& api, slang::ISession* session,
-                                              slang::TypeReflection* type);
+// The module loaded in `session` whose declaration `type` is (a struct or
+// enum, or an instance of a generic one), found by identity, not by name:
+// several modules may declare types of one name. Null for a type of Slang's
+// core module.
+slang::IModule* ModuleDeclaring(const DeclarationApi& api, slang::ISession* session,
+                                slang::TypeReflection* type);
 
 }  // namespace spreplay

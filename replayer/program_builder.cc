@@ -21,6 +21,7 @@ const DeclarationApi& LinkedDeclarationApi() {
       .type_of = &spReflection_getTypeFromDecl,
       .as_generic = &spReflectionDecl_castToGeneric,
       .generic_inner = &spReflectionGeneric_GetInnerDecl,
+      .generic_of_type = &spReflectionType_GetGenericContainer,
   };
   return api;
 }
@@ -133,8 +134,7 @@ absl::StatusOr<BuiltComponent> ProgramBuilder::BuildTypeConformance(const Compon
     return status;
   }
   std::vector<ComponentPtr> declaring;
-  for (slang::IModule* module :
-       ModulesDeclaring(LinkedDeclarationApi(), session_.session(), type)) {
+  if (slang::IModule* module = ModuleDeclaring(LinkedDeclarationApi(), session_.session(), type)) {
     absl::StatusOr<ComponentPtr> described = session_.Describe(module);
     if (!described.ok()) return described.status();
     declaring.push_back(*std::move(described));

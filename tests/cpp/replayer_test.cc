@@ -34,6 +34,7 @@ namespace {
 using ::testing::Contains;
 using ::testing::EndsWith;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 // Tests
 
@@ -368,6 +369,9 @@ TEST(ReplayerTest, AutomaticConformanceIdsAreKeyedByTheIdSlangAssigned) {
 constexpr const char* kThriceModule = R"(import ops;
 public struct Thrice : IOp { public float apply(float x) { return 3.0f * x; } }
 )";
+constexpr const char* kOtherThriceModule = R"(import ops;
+public struct Thrice : IOp { public float apply(float x) { return 3.0f * x - 7.0f; } }
+)";
 constexpr const char* kAlteredThriceModule = R"(import ops;
 public struct Thrice : IOp { public float apply(float x) { return 3.0f * x + 0.5f; } }
 )";
@@ -375,10 +379,13 @@ public struct Thrice : IOp { public float apply(float x) { return 3.0f * x + 0.5
 absl::StatusOr<std::string> CompileDispatchOfADeclaredElsewhereType(slang::ISession* session) {
   ComPtr<ISlangBlob> diagnostics;
   slang::IModule* ops = session->loadModule("ops.slang", diagnostics.WriteRef());
+  // Declares a type of the same name, which the conformance does not use.
+  slang::IModule* other = session->loadModule("other.slang", diagnostics.WriteRef());
   slang::IModule* thrice = session->loadModule("thrice.slang", diagnostics.WriteRef());
   slang::IModule* wrapper = session->loadModuleFromSourceString(
       "dispatch", nullptr, kDispatchWrapper, diagnostics.WriteRef());
-  if (!ops || !thrice || !wrapper) return absl::InternalError("load: " + Diagnostics(diagnostics));
+  if (!ops || !other || !thrice || !wrapper)
+    return absl::InternalError("load: " + Diagnostics(diagnostics));
   ComPtr<slang::IEntryPoint> entry_point;
   if (SLANG_FAILED(wrapper->findAndCheckEntryPoint("compute_main", SLANG_STAGE_COMPUTE,
                                                    entry_point.WriteRef(), diagnostics.WriteRef())))
@@ -399,6 +406,7 @@ TEST(ReplayerTest, ATypeConformanceIsKeyedWithTheModuleDeclaringItsType) {
     TempDir sources;
     sources.Write("ops.slang", kOpsModule);
     sources.Write("thrice.slang", thrice_text);
+    sources.Write("other.slang", kOtherThriceModule);
     std::vector<Recording> recordings =
         RecordSession(live.get(), {sources.path().string()}, 0, [](slang::ISession* session) {
           return CompileDispatchOfADeclaredElsewhereType(session).status();
@@ -420,6 +428,7 @@ TEST(ReplayerTest, ATypeConformanceIsKeyedWithTheModuleDeclaringItsType) {
     for (const SourceFile& file : node.dependencies) declaring_paths.push_back(file.path);
   });
   EXPECT_THAT(declaring_paths, Contains(EndsWith("/thrice.slang")));
+  EXPECT_THAT(declaring_paths, Not(Contains(EndsWith("/other.slang"))));
 }
 
 // Runs the rest of a test in `directory`, and goes back where it was after.
