@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import spreplay
-from conftest import FIXTURES, inspect_json
+from conftest import FIXTURES, inspect_json, run_spreplay
 
 TRACE = FIXTURES / "elementwise.capnp"
 
@@ -17,6 +17,17 @@ TRACE = FIXTURES / "elementwise.capnp"
 def compiled(tmp_path_factory: pytest.TempPathFactory) -> spreplay.CompileResult:
     out = tmp_path_factory.mktemp("api") / "kernels.sprk"
     return spreplay.compile(TRACE, out, arches=[90], jobs=2, use_cache=False)
+
+
+def test_one_version_everywhere(compiled: spreplay.CompileResult) -> None:
+    """The package, the tool and what it writes into archives report the one
+    version written in spreplay/__init__.py."""
+    import importlib.metadata
+
+    version = spreplay.__version__
+    assert importlib.metadata.version("spreplay") == version
+    assert run_spreplay("version").stdout.split()[:2] == ["spreplay", version]
+    assert spreplay.inspect(compiled.archive).spreplay_version == version
 
 
 def test_compile_returns_what_the_tool_reports(compiled: spreplay.CompileResult) -> None:
