@@ -3,10 +3,11 @@
 
 .PHONY: setup demo test test-cpp test-python fuzz gpu-test gpu-test-slangpy bench bench-record bench-compile clean
 
-# Without a system CUDA toolkit, scripts/setup installs CUDA's compilers from
-# PyPI into the virtualenv; the tests and the tool find them through CUDA_HOME.
+# Without a system CUDA toolkit, the tests use CUDA's compilers from NVIDIA's
+# wheels, which scripts/setup installs into the virtualenv (evaluated when a
+# recipe runs, after setup).
 ifeq ($(wildcard $(or $(CUDA_HOME),/usr/local/cuda)/bin/ptxas),)
-export CUDA_HOME := $(CURDIR)/.venv/cuda
+export CUDA_HOME = $(shell .venv/bin/python -c "import spreplay._tool as t; print(t.pypi_cuda() or '')" 2>/dev/null)
 endif
 
 setup:

@@ -270,8 +270,9 @@ absl::StatusOr<CompileReport> CompileTrace(const Trace& trace, const std::string
   }
   if (!sass.ok()) {
     return absl::NotFoundError(fmt::format(
-        "no CUDA compiler: {}. Install the CUDA 13.0 toolkit and point CUDA_HOME at it, or run "
-        "`make setup`, which installs CUDA's compilers from PyPI",
+        "no CUDA compiler: {}. Install CUDA 13.0's compilers from PyPI with `pip install "
+        "\"spreplay[compile]\"` (nvidia-cuda-nvcc, nvidia-cuda-nvrtc, nvidia-cuda-runtime and "
+        "nvidia-nvjitlink 13.0.88), or the CUDA 13.0 toolkit with CUDA_HOME pointing at it",
         sass.status().message()));
   }
   absl::StatusOr<FatbinPacker> packer = FatbinPacker::Create(cuda_root);

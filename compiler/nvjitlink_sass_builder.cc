@@ -73,13 +73,18 @@ bool Resolve(void* library, const char* name, Fn& function) {
 
 absl::StatusOr<std::unique_ptr<SassBuilder>> MakeNvJitLinkBuilder(const std::string& cuda_root) {
   std::string path;
-  for (const char* name : {"libnvJitLink.so", "libnvJitLink.so.13"}) {
-    std::filesystem::path candidate = std::filesystem::path(cuda_root) / "lib64" / name;
-    if (std::filesystem::exists(candidate)) path = candidate.string();
+  // A toolkit's layout, then that of NVIDIA's PyPI wheels.
+  for (const char* libraries : {"lib64", "lib"}) {
+    for (const char* name : {"libnvJitLink.so", "libnvJitLink.so.13"}) {
+      const std::filesystem::path candidate = std::filesystem::path(cuda_root) / libraries / name;
+      if (path.empty() && std::filesystem::exists(candidate)) path = candidate.string();
+    }
   }
   void* library = path.empty() ? nullptr : dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!library)
-    return absl::NotFoundError(fmt::format("libnvJitLink not found under {}/lib64", cuda_root));
+  if (!library) {
+    return absl::NotFoundError(
+        fmt::format("libnvJitLink not found under {}/lib64 or {}/lib", cuda_root, cuda_root));
+  }
   NvJitLinkApi api{};
   const bool complete =
       Resolve(library, "__nvJitLinkCreate_13_0", api.create) &&

@@ -4,16 +4,26 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "fmt/format.h"
+#include "replayer/pinned_library_loader.h"
 
 namespace spreplay {
 namespace {
 
-bool HoldsNvrtc(const std::filesystem::path& directory) {
+// NVRTC's library in `directory`: libnvrtc.so as a toolkit installs it, else
+// libnvrtc.so.<major> as NVIDIA's PyPI wheels do (not the ".alt" variant).
+std::optional<std::filesystem::path> NvrtcLibrary(const std::filesystem::path& directory) {
   std::error_code error;
-  return std::filesystem::exists(directory / "libnvrtc.so", error);
+  if (std::filesystem::exists(directory / "libnvrtc.so", error)) return directory / "libnvrtc.so";
+  for (const auto& entry : std::filesystem::directory_iterator(directory, error)) {
+    const std::string name = entry.path().filename().string();
+    if (name.starts_with("libnvrtc.so.")) return entry.path();
+  }
+  return std::nullopt;
 }
 
 // Loading NVRTC's builtins in `directory` by path makes NVRTC's own dlopen
@@ -35,29 +45,36 @@ absl::Status PreloadNvrtcBuiltins(const std::string& directory) {
 // The path to pass to IGlobalSession::setDownstreamCompilerPath for NVRTC.
 // Slang dlopens that path after adding the platform's "lib" prefix and ".so"
 // suffix to its file name, so it takes "<dir>/nvrtc", not the directory.
-absl::StatusOr<std::string> NvrtcLibraryStem(const std::string& directory) {
-  if (!HoldsNvrtc(directory))
-    return absl::NotFoundError(fmt::format("no libnvrtc.so in {}", directory));
+std::string NvrtcLibraryStem(const std::string& directory) {
   return (std::filesystem::path(directory) / "nvrtc").string();
 }
 
 }  // namespace
 
 std::optional<std::string> DefaultNvrtcDirectory() {
-  if (const char* cuda_home = std::getenv("CUDA_HOME"); cuda_home && *cuda_home) {
-    const std::filesystem::path directory = std::filesystem::path(cuda_home) / "lib64";
-    if (HoldsNvrtc(directory)) return directory.string();
+  std::vector<std::filesystem::path> roots;
+  if (const char* cuda_home = std::getenv("CUDA_HOME"); cuda_home && *cuda_home)
+    roots.emplace_back(cuda_home);
+  roots.emplace_back("/usr/local/cuda");
+  for (const std::filesystem::path& root : roots) {
+    // A toolkit's layout, then that of NVIDIA's PyPI wheels.
+    for (const char* libraries : {"lib64", "lib"}) {
+      if (NvrtcLibrary(root / libraries)) return (root / libraries).string();
+    }
   }
-  const std::filesystem::path fallback = "/usr/local/cuda/lib64";
-  if (HoldsNvrtc(fallback)) return fallback.string();
   return std::nullopt;
 }
 
 absl::Status UseNvrtc(slang::IGlobalSession* session, const std::string& directory) {
-  absl::StatusOr<std::string> stem = NvrtcLibraryStem(directory);
-  if (!stem.ok()) return stem.status();
+  const std::optional<std::filesystem::path> library = NvrtcLibrary(directory);
+  if (!library) return absl::NotFoundError(fmt::format("no libnvrtc.so in {}", directory));
   if (absl::Status status = PreloadNvrtcBuiltins(directory); !status.ok()) return status;
-  session->setDownstreamCompilerPath(SLANG_PASS_THROUGH_NVRTC, stem->c_str());
+  const std::string stem = NvrtcLibraryStem(directory);
+  if (library->filename() != "libnvrtc.so") {
+    if (absl::Status status = PinSharedLibrary(session, stem, library->string()); !status.ok())
+      return status;
+  }
+  session->setDownstreamCompilerPath(SLANG_PASS_THROUGH_NVRTC, stem.c_str());
   return absl::OkStatus();
 }
 
@@ -66,8 +83,9 @@ std::string PointSlangAtCudaHeaders(const std::string& nvrtc_directory) {
   if (nvrtc_directory.empty()) return "";
   std::error_code error;
   // Through the symbolic links a bundle of wheels may have made.
-  const std::filesystem::path library =
-      std::filesystem::canonical(std::filesystem::path(nvrtc_directory) / "libnvrtc.so", error);
+  const std::optional<std::filesystem::path> found = NvrtcLibrary(nvrtc_directory);
+  if (!found) return "";
+  const std::filesystem::path library = std::filesystem::canonical(*found, error);
   if (error) return "";
   const std::filesystem::path root = library.parent_path().parent_path();
   if (!std::filesystem::exists(root / "include" / "cuda_fp16.h", error)) return "";

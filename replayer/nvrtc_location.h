@@ -11,14 +11,16 @@
 
 namespace spreplay {
 
-// $CUDA_HOME/lib64, else /usr/local/cuda/lib64, whichever holds libnvrtc.so.
+// Where NVRTC is: lib64 (a toolkit) or lib (NVIDIA's PyPI wheels) of
+// $CUDA_HOME, else of /usr/local/cuda.
 std::optional<std::string> DefaultNvrtcDirectory();
 
 // Makes `session` compile CUDA with the NVRTC in `directory`: its builtins
-// preloaded, then its path set. NVRTC dlopens its builtins by file name, so
-// a toolkit off the loader's search path (CUDA from PyPI in a virtualenv)
-// would fail with "failed to open libnvrtc-builtins.so.13.0" without the
-// preload, which lasts for the life of the process.
+// preloaded, then its path set (with a loader that opens libnvrtc.so.<major>
+// where the directory has no libnvrtc.so, as NVIDIA's wheels have not). NVRTC dlopens its builtins
+// by file name, so a toolkit off the loader's search path (CUDA from PyPI in a virtualenv) would
+// fail with "failed to open libnvrtc-builtins.so.13.0" without the preload, which lasts for the
+// life of the process.
 absl::Status UseNvrtc(slang::IGlobalSession* session, const std::string& directory);
 
 // Slang looks for cuda_fp16.h (kernels that use half) beside NVRTC's library,

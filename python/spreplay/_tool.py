@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import sys
 from pathlib import Path
@@ -33,10 +34,20 @@ def tool_environment(base: dict[str, str] | None = None) -> dict[str, str]:
         env["LD_LIBRARY_PATH"] = os.pathsep.join(paths)
     except Exception as error:  # the tool itself explains a missing Slang
         print(f"spreplay: warning: {error}", file=sys.stderr)
-    # Without a system CUDA toolkit, `make setup` puts CUDA's compilers from
-    # PyPI in the virtualenv; point the tool at them.
-    bundled = Path(sys.prefix) / "cuda"
+    # A CUDA toolkit wins; without one, CUDA's compilers from NVIDIA's PyPI
+    # wheels (`pip install "spreplay[compile]"`), as they are installed.
     system = Path(env.get("CUDA_HOME", "/usr/local/cuda"))
-    if not (system / "bin" / "ptxas").exists() and (bundled / "bin" / "ptxas").exists():
-        env["CUDA_HOME"] = str(bundled)
+    if not (system / "bin" / "ptxas").exists() and (wheels := pypi_cuda()) is not None:
+        env["CUDA_HOME"] = str(wheels)
     return env
+
+
+def pypi_cuda() -> Path | None:
+    """The CUDA 13 that NVIDIA's wheels install (nvidia/cu13: bin/ptxas,
+    lib/libnvrtc.so.13, include/), if they are installed here."""
+    spec = importlib.util.find_spec("nvidia")
+    for location in (spec.submodule_search_locations or []) if spec else []:
+        root = Path(location) / "cu13"
+        if (root / "bin" / "ptxas").exists():
+            return root
+    return None

@@ -194,24 +194,31 @@ def test_inspect_into_a_closed_pipe_ends_quietly() -> None:
     assert proc.returncode == -13, proc.returncode  # ended by SIGPIPE, as any Unix tool
 
 
-def test_compiles_with_cuda_laid_out_as_pypi_lays_it_out(tmp_path: Path) -> None:
-    # bin/ and lib64/ of links, no include/ beside NVRTC: Slang finds cuda_fp16.h
-    # (quantize_half uses half) through the CUDA_PATH compile derives from NVRTC's
-    # library, or in a toolkit's usual place, and line information names the
-    # headers where it found them, not where the H200 had them.
-    cuda = Path(os.environ.get("CUDA_HOME") or "/usr/local/cuda").resolve()
-    farm = tmp_path / "cuda"
-    (farm / "lib64").mkdir(parents=True)
-    (farm / "bin").symlink_to(cuda / "bin")
-    for library in (cuda / "lib64").iterdir():
-        if library.name.startswith(("libnvrtc", "libnvJitLink", "libnvptxcompiler", "libcudart")):
-            (farm / "lib64" / library.name).symlink_to(library)
+def test_compiles_with_nvidias_cuda_wheels_as_pip_installs_them(tmp_path: Path) -> None:
+    # nvidia/cu13 as `pip install "spreplay[compile]"` leaves it: bin/, lib/ with
+    # libnvrtc.so.13 and no libnvrtc.so, include/ beside lib/. quantize_half
+    # uses half, so Slang must find cuda_fp16.h there too.
+    from spreplay._tool import pypi_cuda, tool_environment
+
+    wheels = pypi_cuda()
+    assert wheels is not None, "scripts/setup installs NVIDIA's CUDA wheels"
+    assert not (wheels / "lib" / "libnvrtc.so").exists() and not (wheels / "lib64").exists()
+    # Without a toolkit the tool is pointed at them.
+    assert tool_environment({"CUDA_HOME": str(tmp_path / "no-toolkit")})["CUDA_HOME"] == str(wheels)
+    env = {k: v for k, v in clean_env().items() if k != "CUDA_PATH"}
+    # The loader's own log says which NVRTC and nvJitLink the tool opened: a
+    # toolkit in /usr/local/cuda would otherwise hide a failed lookup.
+    loads = tmp_path / "ld"
     out = tmp_path / "k.sprk"
     proc = subprocess.run([*spreplay_command(), "compile", str(FIXTURES / "local_modules.capnp"), "-o", str(out),
-                           "--no-cache", "--arch", "90"], env={**clean_env(), "CUDA_HOME": str(farm)},
+                           "--no-cache", "--arch", "90"],
+                          env={**env, "CUDA_HOME": str(wheels), "LD_DEBUG": "files", "LD_DEBUG_OUTPUT": str(loads)},
                           capture_output=True, text=True, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stderr.count("PTX identical") == 5, proc.stderr
+    assert proc.stderr.count("PTX identical") == 5 and "with nvJitLink 13.0" in proc.stderr, proc.stderr
+    opened = "".join(log.read_text() for log in tmp_path.glob("ld.*"))
+    assert f"file={wheels}/lib/libnvrtc.so.13 " in opened and f"file={wheels}/lib/libnvJitLink.so.13 " in opened
+    assert "/usr/local/cuda" not in opened
 
 
 def test_archives_reject_damage_with_a_clear_error(archive: Path, tmp_path: Path) -> None:
