@@ -14,15 +14,13 @@ namespace {
 
 bool SameUuid(const SlangUUID& a, const SlangUUID& b) { return std::memcmp(&a, &b, sizeof a) == 0; }
 
-// A library opened by exact path. It is never closed: Slang keeps NVRTC's
-// functions for the life of its global session, and so the process.
-class OpenedLibrary final : public ISlangSharedLibrary {
+// Reference counting and queryInterface for a COM class of one interface.
+template <typename Interface>
+class ComObject : public Interface {
  public:
-  explicit OpenedLibrary(void* handle) : handle_(handle) {}
-
   SLANG_NO_THROW SlangResult SLANG_MCALL queryInterface(const SlangUUID& uuid,
                                                         void** out) override {
-    *out = castAs(uuid);
+    *out = Implements(uuid) ? static_cast<Interface*>(this) : nullptr;
     if (!*out) return SLANG_E_NO_INTERFACE;
     addRef();
     return SLANG_OK;
@@ -33,46 +31,44 @@ class OpenedLibrary final : public ISlangSharedLibrary {
     if (remaining == 0) delete this;
     return remaining;
   }
+
+ protected:
+  virtual ~ComObject() = default;
+  virtual bool Implements(const SlangUUID& uuid) const = 0;
+
+ private:
+  std::atomic<uint32_t> references_{0};
+};
+
+// A library opened by exact path. It is never closed: Slang keeps NVRTC's
+// functions for the life of its global session, and so the process.
+class OpenedLibrary final : public ComObject<ISlangSharedLibrary> {
+ public:
+  explicit OpenedLibrary(void* handle) : handle_(handle) {}
+
   SLANG_NO_THROW void* SLANG_MCALL castAs(const SlangUUID& guid) override {
-    if (SameUuid(guid, ISlangUnknown::getTypeGuid()) ||
-        SameUuid(guid, ISlangCastable::getTypeGuid()) ||
-        SameUuid(guid, ISlangSharedLibrary::getTypeGuid())) {
-      return static_cast<ISlangSharedLibrary*>(this);
-    }
-    return nullptr;
+    return Implements(guid) ? static_cast<ISlangSharedLibrary*>(this) : nullptr;
   }
   SLANG_NO_THROW void* SLANG_MCALL findSymbolAddressByName(const char* name) override {
     return dlsym(handle_, name);
   }
 
  private:
+  bool Implements(const SlangUUID& uuid) const override {
+    return SameUuid(uuid, ISlangUnknown::getTypeGuid()) ||
+           SameUuid(uuid, ISlangCastable::getTypeGuid()) ||
+           SameUuid(uuid, ISlangSharedLibrary::getTypeGuid());
+  }
+
   void* handle_;
-  std::atomic<uint32_t> references_{0};
 };
 
-class PinnedLibraryLoader final : public ISlangSharedLibraryLoader {
+class PinnedLibraryLoader final : public ComObject<ISlangSharedLibraryLoader> {
  public:
   PinnedLibraryLoader(ComPtr<ISlangSharedLibraryLoader> fallback, std::string requested,
                       std::string file)
       : fallback_(std::move(fallback)), requested_(std::move(requested)), file_(std::move(file)) {}
 
-  SLANG_NO_THROW SlangResult SLANG_MCALL queryInterface(const SlangUUID& uuid,
-                                                        void** out) override {
-    if (!SameUuid(uuid, ISlangUnknown::getTypeGuid()) &&
-        !SameUuid(uuid, ISlangSharedLibraryLoader::getTypeGuid())) {
-      *out = nullptr;
-      return SLANG_E_NO_INTERFACE;
-    }
-    *out = static_cast<ISlangSharedLibraryLoader*>(this);
-    addRef();
-    return SLANG_OK;
-  }
-  SLANG_NO_THROW uint32_t SLANG_MCALL addRef() override { return ++references_; }
-  SLANG_NO_THROW uint32_t SLANG_MCALL release() override {
-    const uint32_t remaining = --references_;
-    if (remaining == 0) delete this;
-    return remaining;
-  }
   SLANG_NO_THROW SlangResult SLANG_MCALL loadSharedLibrary(const char* path,
                                                            ISlangSharedLibrary** out) override {
     *out = nullptr;
@@ -87,10 +83,14 @@ class PinnedLibraryLoader final : public ISlangSharedLibraryLoader {
   }
 
  private:
+  bool Implements(const SlangUUID& uuid) const override {
+    return SameUuid(uuid, ISlangUnknown::getTypeGuid()) ||
+           SameUuid(uuid, ISlangSharedLibraryLoader::getTypeGuid());
+  }
+
   ComPtr<ISlangSharedLibraryLoader> fallback_;
   std::string requested_;
   std::string file_;
-  std::atomic<uint32_t> references_{0};
 };
 
 }  // namespace
