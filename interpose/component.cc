@@ -1,7 +1,6 @@
 #include "interpose/component.h"
 
 #include <algorithm>
-#include <tuple>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
@@ -166,21 +165,9 @@ std::vector<std::string_view> DistinguishingPathSuffixes(const std::vector<Sourc
   return names;
 }
 
-std::vector<SourceFile> DeclaringFiles(const std::vector<ComponentPtr>& declaring_modules) {
-  std::vector<SourceFile> files;
-  for (const ComponentPtr& module : declaring_modules) {
-    if (!module || module->kind != Component::Kind::kModule) continue;
-    files.insert(files.end(), module->dependencies.begin(), module->dependencies.end());
-    if (module->source) files.push_back({module->path, module->digest});
-  }
-  std::sort(files.begin(), files.end(), [](const SourceFile& a, const SourceFile& b) {
-    return std::tie(a.path, a.content) < std::tie(b.path, b.content);
-  });
-  files.erase(std::unique(files.begin(), files.end(),
-                          [](const SourceFile& a, const SourceFile& b) {
-                            return a.path == b.path && a.content == b.content;
-                          }),
-              files.end());
+std::vector<SourceFile> DeclaringFiles(const Component& declaring_module) {
+  std::vector<SourceFile> files = declaring_module.dependencies;
+  if (declaring_module.source) files.push_back({declaring_module.path, declaring_module.digest});
   return files;
 }
 

@@ -125,10 +125,10 @@ std::string_view WithoutSlangExtension(std::string_view path);
 // moved elsewhere, and tell apart files with equal contents.
 std::vector<std::string_view> DistinguishingPathSuffixes(const std::vector<SourceFile>& files);
 
-// What a type conformance is keyed with for each module declaring its
-// type: the module's files, and a string module's own text as its pseudo
-// path and digest (as the modules importing it list it).
-std::vector<SourceFile> DeclaringFiles(const std::vector<ComponentPtr>& declaring_modules);
+// What a type conformance is keyed with for the module declaring its type:
+// the module's files, and a string module's own text as its pseudo path and
+// digest (as the modules importing it list it).
+std::vector<SourceFile> DeclaringFiles(const Component& declaring_module);
 
 // Replaces every mention of a dependency's path in module source text by the
 // digest of that file's content: slangpy writes the path of a module imported

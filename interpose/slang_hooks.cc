@@ -135,13 +135,13 @@ absl::StatusOr<ComponentPtr> DescribeInSession(IModule* module, const ModuleRequ
       });
 }
 
-// The module of `session` that declares `type`, as the hooks know it or, for
-// one Slang loaded for an import, as they would describe it; none for a type
-// of Slang's core module.
-absl::StatusOr<std::vector<ComponentPtr>> DescribeModuleDeclaring(ISession* session,
-                                                                  slang::TypeReflection* type) {
+// DeclaringFiles of the module of `session` that declares `type`, as the
+// hooks know it or, for one Slang loaded for an import, as they would
+// describe it; none for a type of Slang's core module.
+absl::StatusOr<std::vector<SourceFile>> FilesDeclaring(ISession* session,
+                                                       slang::TypeReflection* type) {
   IModule* module = ModuleDeclaring(State().declarations, session, type);
-  if (!module) return std::vector<ComponentPtr>{};
+  if (!module) return std::vector<SourceFile>{};
   ComponentPtr known;
   {
     std::lock_guard lock(State().mutex);
@@ -155,7 +155,7 @@ absl::StatusOr<std::vector<ComponentPtr>> DescribeModuleDeclaring(ISession* sess
     known = *described;
   }
   if (!known->keyable) return absl::FailedPreconditionError(NotKeyableReason(known));
-  return std::vector<ComponentPtr>{known};
+  return DeclaringFiles(*known);
 }
 
 // Describes a module Slang just loaded by reading every file it depends on.
@@ -499,14 +499,14 @@ SlangResult SLANG_MCALL HookCreateTypeConformance(ISession* self, slang::TypeRef
     // An automatic id (-1) comes from a counter in the session: a program's
     // code depends on which id Slang assigned, which the request resolves
     // (ResolveAutomaticConformances) before it keys the program.
-    absl::StatusOr<std::vector<ComponentPtr>> declaring = DescribeModuleDeclaring(self, type);
+    absl::StatusOr<std::vector<SourceFile>> declaring = FilesDeclaring(self, type);
     if (!declaring.ok()) {
       Track(*out, Component::Opaque(fmt::format("the module declaring {} is not keyable: {}",
                                                 type_name, declaring.status().message())));
       return result;
     }
     ComponentPtr conformance = Component::TypeConformance(
-        type_name, interface_name, id_override < 0 ? -1 : id_override, DeclaringFiles(*declaring));
+        type_name, interface_name, id_override < 0 ? -1 : id_override, *std::move(declaring));
     if (id_override < 0) {
       std::lock_guard lock(State().mutex);
       State().automatic_conformances[conformance.get()] = {conformance, self, type, interface_type};

@@ -2,43 +2,14 @@
 
 #include <dlfcn.h>
 
-#include <atomic>
-#include <cstring>
 #include <utility>
 
 #include "fmt/format.h"
+#include "interpose/com_object.h"
 #include "replayer/com_ptr.h"
 
 namespace spreplay {
 namespace {
-
-bool SameUuid(const SlangUUID& a, const SlangUUID& b) { return std::memcmp(&a, &b, sizeof a) == 0; }
-
-// Reference counting and queryInterface for a COM class of one interface.
-template <typename Interface>
-class ComObject : public Interface {
- public:
-  SLANG_NO_THROW SlangResult SLANG_MCALL queryInterface(const SlangUUID& uuid,
-                                                        void** out) override {
-    *out = Implements(uuid) ? static_cast<Interface*>(this) : nullptr;
-    if (!*out) return SLANG_E_NO_INTERFACE;
-    addRef();
-    return SLANG_OK;
-  }
-  SLANG_NO_THROW uint32_t SLANG_MCALL addRef() override { return ++references_; }
-  SLANG_NO_THROW uint32_t SLANG_MCALL release() override {
-    const uint32_t remaining = --references_;
-    if (remaining == 0) delete this;
-    return remaining;
-  }
-
- protected:
-  virtual ~ComObject() = default;
-  virtual bool Implements(const SlangUUID& uuid) const = 0;
-
- private:
-  std::atomic<uint32_t> references_{0};
-};
 
 // A library opened by exact path. It is never closed: Slang keeps NVRTC's
 // functions for the life of its global session, and so the process.

@@ -133,16 +133,15 @@ absl::StatusOr<BuiltComponent> ProgramBuilder::BuildTypeConformance(const Compon
       !status.ok()) {
     return status;
   }
-  std::vector<ComponentPtr> declaring;
+  std::vector<SourceFile> declaring;
   if (slang::IModule* module = ModuleDeclaring(LinkedDeclarationApi(), session_.session(), type)) {
     absl::StatusOr<ComponentPtr> described = session_.Describe(module);
     if (!described.ok()) return described.status();
-    declaring.push_back(*std::move(described));
+    declaring = DeclaringFiles(**described);
   }
-  return BuiltComponent{
-      ComPtr<slang::IComponentType>(conformance.get()),
-      Component::TypeConformance(TypeFullName(type), TypeFullName(interface_type),
-                                 recorded.conformance_id, DeclaringFiles(declaring))};
+  return BuiltComponent{ComPtr<slang::IComponentType>(conformance.get()),
+                        Component::TypeConformance(TypeFullName(type), TypeFullName(interface_type),
+                                                   recorded.conformance_id, std::move(declaring))};
 }
 
 slang::TypeReflection* ProgramBuilder::FindType(const std::string& name) {

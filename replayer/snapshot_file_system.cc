@@ -1,15 +1,11 @@
 #include "replayer/snapshot_file_system.h"
 
-#include <cstring>
-
 #include "fmt/format.h"
 #include "interpose/blobs.h"
 #include "replayer/slang_path.h"
 
 namespace spreplay {
 namespace {
-
-bool SameUuid(const SlangUUID& a, const SlangUUID& b) { return std::memcmp(&a, &b, sizeof a) == 0; }
 
 bool IsUnder(std::string_view path, std::string_view directory) {
   if (directory == "/") return slang_path::IsAbsolute(path);
@@ -134,30 +130,16 @@ std::shared_ptr<const std::string> SnapshotFileSystem::Find(std::string_view pat
   return it == files_.end() ? nullptr : it->second;
 }
 
-SlangResult SnapshotFileSystem::queryInterface(const SlangUUID& uuid, void** out) {
-  *out = castAs(uuid);
-  if (!*out) return SLANG_E_NO_INTERFACE;
-  addRef();
-  return SLANG_OK;
-}
-
-uint32_t SnapshotFileSystem::addRef() { return ++references_; }
-
-uint32_t SnapshotFileSystem::release() {
-  const uint32_t remaining = --references_;
-  if (remaining == 0) delete this;
-  return remaining;
-}
-
 void* SnapshotFileSystem::castAs(const SlangUUID& guid) {
+  return Implements(guid) ? static_cast<ISlangFileSystemExt*>(this) : nullptr;
+}
+
+bool SnapshotFileSystem::Implements(const SlangUUID& uuid) const {
   // Not ISlangMutableFileSystem: Slang must not write into a snapshot.
-  if (SameUuid(guid, ISlangUnknown::getTypeGuid()) ||
-      SameUuid(guid, ISlangCastable::getTypeGuid()) ||
-      SameUuid(guid, ISlangFileSystem::getTypeGuid()) ||
-      SameUuid(guid, ISlangFileSystemExt::getTypeGuid())) {
-    return static_cast<ISlangFileSystemExt*>(this);
-  }
-  return nullptr;
+  return SameUuid(uuid, ISlangUnknown::getTypeGuid()) ||
+         SameUuid(uuid, ISlangCastable::getTypeGuid()) ||
+         SameUuid(uuid, ISlangFileSystem::getTypeGuid()) ||
+         SameUuid(uuid, ISlangFileSystemExt::getTypeGuid());
 }
 
 SlangResult SnapshotFileSystem::loadFile(const char* path, ISlangBlob** out) {

@@ -17,7 +17,6 @@
 // reused for several kernels) but never changed; Admit refuses a set of files
 // that would contradict an earlier answer.
 
-#include <atomic>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -29,6 +28,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
+#include "interpose/com_object.h"
 #include "replayer/com_ptr.h"
 #include "slang.h"
 
@@ -36,7 +36,7 @@ namespace spreplay {
 
 using FileMap = absl::flat_hash_map<std::string, std::shared_ptr<const std::string>>;
 
-class SnapshotFileSystem final : public ISlangFileSystemExt {
+class SnapshotFileSystem final : public ComObject<ISlangFileSystemExt> {
  public:
   // `working_directory`: the recording process's, against which relative
   // paths resolve as they did there; "" leaves relative paths unresolved.
@@ -62,10 +62,6 @@ class SnapshotFileSystem final : public ISlangFileSystemExt {
   // The bytes of a file by any path that resolves to it; null if absent.
   std::shared_ptr<const std::string> Find(std::string_view path) const;
 
-  // ISlangUnknown
-  SLANG_NO_THROW SlangResult SLANG_MCALL queryInterface(const SlangUUID& uuid, void** out) override;
-  SLANG_NO_THROW uint32_t SLANG_MCALL addRef() override;
-  SLANG_NO_THROW uint32_t SLANG_MCALL release() override;
   // ISlangCastable
   SLANG_NO_THROW void* SLANG_MCALL castAs(const SlangUUID& guid) override;
   // ISlangFileSystem
@@ -88,6 +84,7 @@ class SnapshotFileSystem final : public ISlangFileSystemExt {
   SLANG_NO_THROW OSPathKind SLANG_MCALL getOSPathKind() override { return OSPathKind::None; }
 
  private:
+  bool Implements(const SlangUUID& uuid) const override;
   explicit SnapshotFileSystem(std::string working_directory)
       : working_directory_(std::move(working_directory)) {}
   ~SnapshotFileSystem() = default;
@@ -101,7 +98,6 @@ class SnapshotFileSystem final : public ISlangFileSystemExt {
   void NoteMissingLocked(std::string_view path);
 
   const std::string working_directory_;
-  std::atomic<uint32_t> references_{0};
   mutable std::mutex mutex_;
   FileMap files_;
   absl::btree_set<std::string> directories_;

@@ -72,7 +72,7 @@ TEST(ComponentKeysTest, ATypeConformanceIsKeyedWithTheModuleDeclaringItsType) {
   auto conformance = [](const Digest& declaring_content) {
     ComponentPtr declaring = Component::Module("ops", "/app/ops.slang", "ops", std::nullopt,
                                                {{"/app/ops.slang", declaring_content}});
-    return Component::TypeConformance("Twice", "IOp", 3, DeclaringFiles({declaring}));
+    return Component::TypeConformance("Twice", "IOp", 3, DeclaringFiles(*declaring));
   };
   EXPECT_NE(conformance(kRed)->digest, conformance(kBlue)->digest);
   EXPECT_EQ(conformance(kRed)->digest, conformance(kRed)->digest);
@@ -82,7 +82,7 @@ TEST(ComponentKeysTest, ATypeConformanceIsKeyedWithTheModuleDeclaringItsType) {
 TEST(ComponentKeysTest, AStringModuleDeclaringATypeIsKeyedByItsText) {
   auto conformance = [](const std::string& text) {
     ComponentPtr declaring = Component::Module("types", "types-pseudo-path", "", text, {});
-    return Component::TypeConformance("Twice", "IOp", 3, DeclaringFiles({declaring}));
+    return Component::TypeConformance("Twice", "IOp", 3, DeclaringFiles(*declaring));
   };
   EXPECT_NE(conformance("struct Twice : IOp {}")->digest,
             conformance("struct Twice : IOp { int x; }")->digest);
