@@ -1,14 +1,21 @@
 # The two commands of the README, and the GPU checks. Every target installs
 # what it needs first (scripts/setup is idempotent and quick when done).
 
-.PHONY: setup demo test test-cpp test-python fuzz gpu-test gpu-test-slangpy bench bench-record bench-compile clean
+.PHONY: setup demo test test-cpp test-python fuzz release release-check gpu-test gpu-test-injection gpu-test-samples gpu-test-hardening gpu-test-slangpy bench bench-record bench-compile clean
 
 # Without a system CUDA toolkit, the tests use CUDA's compilers from NVIDIA's
 # wheels, which scripts/setup installs into the virtualenv (evaluated when a
 # recipe runs, after setup).
 ifeq ($(wildcard $(or $(CUDA_HOME),/usr/local/cuda)/bin/ptxas),)
-export CUDA_HOME = $(shell .venv/bin/python -c "import spreplay._tool as t; print(t.pypi_cuda() or '')" 2>/dev/null)
+export CUDA_HOME = $(shell $(PYTHON) -c "import spreplay._tool as t; print(t.pypi_cuda() or '')" 2>/dev/null)
 endif
+
+# PYTHON: the interpreter the GPU targets run with. By default scripts/setup's
+# virtualenv, which they set up first; any other is used as it is, e.g. on a
+# GPU machine without a package registry that installed the release wheels
+# (tools/stage-device-bundle): make gpu-test PYTHON=python3.
+PYTHON ?= .venv/bin/python
+GPU_SETUP := $(if $(filter .venv/bin/python,$(PYTHON)),setup)
 
 setup:
 	@scripts/setup
@@ -29,11 +36,26 @@ test-python:
 fuzz:
 	@PYTHON=$(CURDIR)/.venv/bin/python tests/fuzz/run-fuzzers 10
 
-# Needs a CUDA GPU.
-gpu-test: setup
-	@.venv/bin/python tests/gpu/injection_proof.py
-	@.venv/bin/python tests/gpu/e2e_samples.py --out build/gpu-test
-	@.venv/bin/python tests/gpu/hardening.py --out build/gpu-test/hardening
+# dist/: the manylinux_2_34 wheel and the sdist (scripts/build-release).
+release: setup
+	@scripts/build-release
+
+# The release wheel installed on a bare Debian 12 image and used there: record,
+# compile, inspect, the CPU tests (tests/release/). Needs root.
+release-check: release
+	@tests/release/bare-image-check
+
+# Needs a CUDA GPU. The three parts also run one by one.
+gpu-test: gpu-test-injection gpu-test-samples gpu-test-hardening
+
+gpu-test-injection: $(GPU_SETUP)
+	@$(PYTHON) tests/gpu/injection_proof.py
+
+gpu-test-samples: $(GPU_SETUP)
+	@$(PYTHON) tests/gpu/e2e_samples.py --out build/gpu-test
+
+gpu-test-hardening: $(GPU_SETUP)
+	@$(PYTHON) tests/gpu/hardening.py --out build/gpu-test/hardening
 
 # Needs a CUDA GPU and pytest-xdist. slangpy's own CUDA test suite (in its
 # wheel): stock while recording, compiled elsewhere, served, served strict with
@@ -41,9 +63,9 @@ gpu-test: setup
 # commit them under bench/results/. SUITE_ARGS go to tests/gpu/slangpy_suite.py,
 # e.g. SUITE_ARGS="--archive kernels.sprk --steps served,strict".
 SUITE_ARGS ?=
-gpu-test-slangpy: setup
-	@.venv/bin/python -c "import xdist" 2>/dev/null || .venv/bin/python -m pip install -q pytest-xdist
-	@.venv/bin/python tests/gpu/slangpy_suite.py --out build/gpu-test-slangpy $(SUITE_ARGS)
+gpu-test-slangpy: $(GPU_SETUP)
+	@$(PYTHON) -c "import xdist" 2>/dev/null || $(PYTHON) -m pip install -q pytest-xdist
+	@$(PYTHON) tests/gpu/slangpy_suite.py --out build/gpu-test-slangpy $(SUITE_ARGS)
 
 # Needs a CUDA GPU. Cold start of every workload, stock (cold and with its
 # caches) against spreplay, per phase; slangtorch too where it is installed;
@@ -54,20 +76,20 @@ gpu-test-slangpy: setup
 # the exit status is the benchmark's. Without matplotlib there is no plot.
 # BENCH_ARGS go to bench/cold_start.py, e.g. BENCH_ARGS="--workloads synthetic --rounds 5".
 BENCH_ARGS ?=
-bench: setup
-	@.venv/bin/python -c "import matplotlib" 2>/dev/null || .venv/bin/python -m pip install -q matplotlib || true
-	@status=0; .venv/bin/python bench/cold_start.py --out build/bench --slangtorch $(BENCH_ARGS) || status=$$?; \
-	  .venv/bin/python bench/device_creation.py --out build/bench || status=$$?; \
-	  .venv/bin/python bench/render_report.py build/bench/cold_start.json \
+bench: $(GPU_SETUP)
+	@$(PYTHON) -c "import matplotlib" 2>/dev/null || $(PYTHON) -m pip install -q matplotlib || true
+	@status=0; $(PYTHON) bench/cold_start.py --out build/bench --slangtorch $(BENCH_ARGS) || status=$$?; \
+	  $(PYTHON) bench/device_creation.py --out build/bench || status=$$?; \
+	  $(PYTHON) bench/render_report.py build/bench/cold_start.json \
 	    --markdown build/bench/cold-start.md --plot build/bench/cold-start.png && exit $$status
 
 # Needs a CUDA GPU. Re-records the samples (the traces are the H200 fixtures).
-bench-record: setup
-	@.venv/bin/python bench/record_overhead.py --out build/bench
+bench-record: $(GPU_SETUP)
+	@$(PYTHON) bench/record_overhead.py --out build/bench
 
 # No GPU needed: `spreplay compile` on the committed H200 traces.
-bench-compile: setup
-	@.venv/bin/python bench/compile_bench.py --out build/bench
+bench-compile: $(GPU_SETUP)
+	@$(PYTHON) bench/compile_bench.py --out build/bench
 
 clean:
 	rm -rf build

@@ -21,6 +21,7 @@
 #include "interpose/key_hasher.h"
 #include "interpose/session_settings.h"
 #include "replayer/replayer.h"
+#include "replayer/replayer_slang.h"
 
 namespace spreplay {
 namespace {
@@ -258,6 +259,9 @@ std::vector<const KernelRecord*> KernelsOfShard(const Trace& trace, const Compil
 absl::StatusOr<CompileReport> CompileTrace(const Trace& trace, const std::string& output,
                                            const CompileOptions& options) {
   const Clock::time_point start = Clock::now();
+  // Every kernel needs Slang: without it, one message, not one per kernel.
+  if (absl::StatusOr<const SlangLibrary*> slang = ReplayerSlang(); !slang.ok())
+    return slang.status();
   const std::string cuda_root = options.cuda_root.empty() ? FindCudaRoot() : options.cuda_root;
   absl::StatusOr<std::unique_ptr<SassBuilder>> sass = options.sass_backend == "ptxas"
                                                           ? MakePtxasBuilder(cuda_root)

@@ -26,7 +26,6 @@ namespace spreplay::hooks {
 
 // Slang's reflection C API, looked up in the Slang library the app loaded:
 // the hooks must not link Slang themselves.
-using FindTypeByNameFn = SlangReflectionType* (*)(SlangReflection*, const char*);
 
 // The process-wide hook state. It must be global: the hooked methods are
 // reached through Slang's vtables, with no place to carry a context pointer.
@@ -60,7 +59,7 @@ struct HookState {
   absl::flat_hash_map<const Component*, AutomaticConformance> automatic_conformances;
   uint64_t session_count = 0;
   DeclarationApi declarations;
-  FindTypeByNameFn find_type_by_name = nullptr;
+  decltype(&spReflection_FindTypeByName) find_type_by_name = nullptr;
   HookCounts counts;
   std::string slangpy_directory;  // where slang_library lives
 };

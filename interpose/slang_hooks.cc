@@ -1,7 +1,5 @@
 #include "interpose/slang_hooks.h"
 
-#include <dlfcn.h>
-
 #include <chrono>
 #include <mutex>
 #include <vector>
@@ -17,6 +15,7 @@
 #include "interpose/module_cache.h"
 #include "interpose/module_description.h"
 #include "interpose/module_serving.h"
+#include "interpose/slang_library.h"
 #include "interpose/vtable_patch.h"
 #include "slang.h"
 
@@ -598,18 +597,11 @@ absl::Status ConfigureSlangHooks(const HookOptions& options) {
   State().options = options;
   State().toolchain = options.toolchain;
   if (!options.slang_library.empty()) {
-    const size_t slash = options.slang_library.rfind('/');
-    State().slangpy_directory =
-        slash == std::string::npos ? "" : options.slang_library.substr(0, slash);
-    void* handle = dlopen(options.slang_library.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (!handle)
-      return absl::NotFoundError(
-          fmt::format("cannot load {}: {}", options.slang_library, dlerror()));
-    absl::StatusOr<DeclarationApi> declarations = DeclarationApiIn(handle);
-    if (!declarations.ok()) return declarations.status();
-    State().declarations = *declarations;
-    State().find_type_by_name =
-        reinterpret_cast<FindTypeByNameFn>(dlsym(handle, "spReflection_FindTypeByName"));
+    absl::StatusOr<SlangLibrary> slang = OpenSlangLibrary(options.slang_library);
+    if (!slang.ok()) return slang.status();
+    State().slangpy_directory = slang->Directory();
+    State().declarations = slang->declarations;
+    State().find_type_by_name = slang->find_type_by_name;
   }
   return absl::OkStatus();
 }

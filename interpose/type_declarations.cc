@@ -1,39 +1,8 @@
 #include "interpose/type_declarations.h"
 
-#include <dlfcn.h>
-
 #include <functional>
 
-#include "fmt/format.h"
-
 namespace spreplay {
-namespace {
-
-template <typename Function>
-absl::Status Find(void* handle, const char* name, Function& function) {
-  function = reinterpret_cast<Function>(dlsym(handle, name));
-  if (function) return absl::OkStatus();
-  return absl::NotFoundError(fmt::format("the Slang library has no {}", name));
-}
-
-}  // namespace
-
-absl::StatusOr<DeclarationApi> DeclarationApiIn(void* handle) {
-  DeclarationApi api;
-  for (absl::Status status : {
-           Find(handle, "spReflectionType_GetFullName", api.type_full_name),
-           Find(handle, "spReflectionDecl_getChildrenCount", api.child_count),
-           Find(handle, "spReflectionDecl_getChild", api.child),
-           Find(handle, "spReflectionDecl_getKind", api.kind),
-           Find(handle, "spReflection_getTypeFromDecl", api.type_of),
-           Find(handle, "spReflectionDecl_castToGeneric", api.as_generic),
-           Find(handle, "spReflectionGeneric_GetInnerDecl", api.generic_inner),
-           Find(handle, "spReflectionType_GetGenericContainer", api.generic_of_type),
-       }) {
-    if (!status.ok()) return status;
-  }
-  return api;
-}
 
 std::string TypeFullName(const DeclarationApi& api, slang::TypeReflection* type) {
   if (!type || !api.type_full_name) return "";

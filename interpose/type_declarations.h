@@ -5,14 +5,12 @@
 #include <string>
 #include <vector>
 
-#include "absl/status/statusor.h"
 #include "slang.h"
 
 namespace spreplay {
 
-// The part of Slang's reflection C API that walking declarations needs. The
-// hooks look it up in the Slang library the app loaded, since they must not
-// link Slang; the compiler, which links Slang, passes Slang's own functions.
+// The part of Slang's reflection C API that walking declarations needs, as
+// found in the Slang library the process uses (interpose/slang_library.h).
 struct DeclarationApi {
   decltype(&spReflectionType_GetFullName) type_full_name = nullptr;
   decltype(&spReflectionDecl_getChildrenCount) child_count = nullptr;
@@ -23,9 +21,6 @@ struct DeclarationApi {
   decltype(&spReflectionGeneric_GetInnerDecl) generic_inner = nullptr;
   decltype(&spReflectionType_GetGenericContainer) generic_of_type = nullptr;
 };
-
-// The API from the Slang library `handle` (from dlopen).
-absl::StatusOr<DeclarationApi> DeclarationApiIn(void* handle);
 
 // "" when Slang cannot name the type.
 std::string TypeFullName(const DeclarationApi& api, slang::TypeReflection* type);

@@ -9,6 +9,7 @@
 #include "replayer/program_builder.h"
 #include "replayer/recorded_working_directory.h"
 #include "replayer/replay_session.h"
+#include "replayer/replayer_slang.h"
 
 namespace spreplay {
 namespace {
@@ -17,8 +18,13 @@ namespace {
 absl::StatusOr<std::string> LayoutJson(slang::IComponentType* program) {
   ComPtr<ISlangBlob> diagnostics;
   slang::ProgramLayout* layout = program->getLayout(0, diagnostics.WriteRef());
+  absl::StatusOr<const SlangLibrary*> slang = ReplayerSlang();
+  if (!slang.ok()) return slang.status();
   ComPtr<ISlangBlob> json;
-  if (!layout || SLANG_FAILED(layout->toJson(json.WriteRef())) || !json) {
+  if (!layout ||
+      SLANG_FAILED((*slang)->layout_to_json(reinterpret_cast<SlangReflection*>(layout), nullptr,
+                                            json.WriteRef())) ||
+      !json) {
     return absl::InternalError(
         fmt::format("Slang has no layout for the program: {}", BlobToString(diagnostics.get())));
   }

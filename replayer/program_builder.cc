@@ -6,28 +6,22 @@
 #include "replayer/dependency_check.h"
 #include "replayer/load_order.h"
 #include "replayer/path_aliases.h"
+#include "replayer/replayer_slang.h"
 #include "replayer/tree_diff.h"
 
 namespace spreplay {
 namespace {
 
-// The compiler links Slang: its reflection API is Slang's own functions.
-const DeclarationApi& LinkedDeclarationApi() {
-  static const DeclarationApi api{
-      .type_full_name = &spReflectionType_GetFullName,
-      .child_count = &spReflectionDecl_getChildrenCount,
-      .child = &spReflectionDecl_getChild,
-      .kind = &spReflectionDecl_getKind,
-      .type_of = &spReflection_getTypeFromDecl,
-      .as_generic = &spReflectionDecl_castToGeneric,
-      .generic_inner = &spReflectionGeneric_GetInnerDecl,
-      .generic_of_type = &spReflectionType_GetGenericContainer,
-  };
-  return api;
+// The Slang the replayer loaded; a program is only built in a session of it,
+// so it is there (an empty one, which finds nothing, keeps this total).
+const SlangLibrary& Slang() {
+  static const SlangLibrary none;
+  absl::StatusOr<const SlangLibrary*> slang = ReplayerSlang();
+  return slang.ok() ? **slang : none;
 }
 
 std::string TypeFullName(slang::TypeReflection* type) {
-  return spreplay::TypeFullName(LinkedDeclarationApi(), type);
+  return spreplay::TypeFullName(Slang().declarations, type);
 }
 
 // The one child of an entry point, renamed or specialised component, or linked
@@ -134,7 +128,7 @@ absl::StatusOr<BuiltComponent> ProgramBuilder::BuildTypeConformance(const Compon
     return status;
   }
   std::vector<SourceFile> declaring;
-  if (slang::IModule* module = ModuleDeclaring(LinkedDeclarationApi(), session_.session(), type)) {
+  if (slang::IModule* module = ModuleDeclaring(Slang().declarations, session_.session(), type)) {
     absl::StatusOr<ComponentPtr> described = session_.Describe(module);
     if (!described.ok()) return described.status();
     declaring = DeclaringFiles(**described);
@@ -147,8 +141,10 @@ absl::StatusOr<BuiltComponent> ProgramBuilder::BuildTypeConformance(const Compon
 slang::TypeReflection* ProgramBuilder::FindType(const std::string& name) {
   for (auto it = modules_.rbegin(); it != modules_.rend(); ++it) {
     slang::ProgramLayout* layout = (*it)->getLayout();
-    if (!layout) continue;
-    if (slang::TypeReflection* type = layout->findTypeByName(name.c_str())) return type;
+    if (!layout || !Slang().find_type_by_name) continue;
+    if (SlangReflectionType* type =
+            Slang().find_type_by_name(reinterpret_cast<SlangReflection*>(layout), name.c_str()))
+      return reinterpret_cast<slang::TypeReflection*>(type);
   }
   return nullptr;
 }

@@ -1,26 +1,20 @@
 #include "replayer/replay_session.h"
 
-#include <dlfcn.h>
-
 #include <algorithm>
 
 #include "common/replace_all.h"
 #include "fmt/format.h"
 #include "interpose/blobs.h"
 #include "interpose/module_keys.h"
+#include "replayer/replayer_slang.h"
 
 namespace spreplay {
 namespace {
 
-// Where the slangpy whose Slang this process runs is installed: the
-// directory of the library that defines slang_createGlobalSession2.
+// Where the slangpy whose Slang this process runs is installed.
 std::string LocalSlangpyDirectory() {
-  Dl_info info = {};
-  if (!dladdr(reinterpret_cast<void*>(&slang_createGlobalSession2), &info) || !info.dli_fname)
-    return "";
-  const std::string library = info.dli_fname;
-  const size_t slash = library.rfind('/');
-  return slash == std::string::npos ? "" : library.substr(0, slash);
+  absl::StatusOr<const SlangLibrary*> slang = ReplayerSlang();
+  return slang.ok() ? (*slang)->Directory() : "";
 }
 
 // `config` with the recording's slangpy directory named as this machine's:

@@ -8,6 +8,7 @@
 #include "replayer/nvrtc_location.h"
 #include "replayer/program_builder.h"
 #include "replayer/recorded_working_directory.h"
+#include "replayer/replayer_slang.h"
 
 namespace spreplay {
 namespace {
@@ -29,9 +30,11 @@ absl::Status CheckReplayable(const ComponentPtr& program) {
 }  // namespace
 
 absl::StatusOr<ComPtr<slang::IGlobalSession>> CreateGlobalSession(const ReplayerOptions& options) {
+  absl::StatusOr<const SlangLibrary*> slang = ReplayerSlang();
+  if (!slang.ok()) return slang.status();
   ComPtr<slang::IGlobalSession> global_session;
   SlangGlobalSessionDesc desc = {};  // sgl creates its global session with the defaults too
-  if (SLANG_FAILED(slang_createGlobalSession2(&desc, global_session.WriteRef())) ||
+  if (SLANG_FAILED((*slang)->create_global_session(&desc, global_session.WriteRef())) ||
       !global_session) {
     return absl::InternalError("cannot create a Slang global session");
   }
@@ -54,7 +57,8 @@ absl::StatusOr<std::unique_ptr<Replayer>> Replayer::Create(ReplayerOptions optio
 }
 
 std::string SlangBuildTag() {
-  const char* tag = spGetBuildTagString();
+  absl::StatusOr<const SlangLibrary*> slang = ReplayerSlang();
+  const char* tag = slang.ok() ? (*slang)->build_tag() : nullptr;
   return tag ? tag : "";
 }
 
