@@ -469,7 +469,9 @@ SlangResult SLANG_MCALL HookCreateComposite(ISession* self, IComponentType* cons
       Original<SlangResult(SLANG_MCALL*)(ISession*, IComponentType* const*, SlangInt,
                                          IComponentType**, ISlangBlob**)>(self, kCreateComposite);
   SlangResult result = original(self, components, count, out, diagnostics);
-  if (SLANG_SUCCEEDED(result) && out && *out) {
+  // A composite of one is that one component, which Slang hands back itself:
+  // it keeps its own description (a module stays a module, with its files).
+  if (SLANG_SUCCEEDED(result) && out && *out && !(count == 1 && *out == components[0])) {
     std::vector<ComponentPtr> children;
     for (SlangInt i = 0; i < count; ++i) children.push_back(Lookup(components[i]));
     PatchComponentType(*out);

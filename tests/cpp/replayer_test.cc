@@ -431,6 +431,77 @@ TEST(ReplayerTest, ATypeConformanceIsKeyedWithTheModuleDeclaringItsType) {
   EXPECT_THAT(declaring_paths, Not(Contains(EndsWith("/other.slang"))));
 }
 
+// Like slangpy's `session.compose_modules(modules=[module from source],
+// type_conformances=[...])`: the type is declared by a module loaded from a
+// string, which has no file.
+constexpr const char* kConformingFromSource = R"(// compose_conformance
+interface IValue { uint getValue(); };
+struct ValueA : IValue { uint dummy; uint getValue() { return 10; } };
+struct ValueB : IValue { uint dummy; uint getValue() { return 20; } };
+[shader("compute")]
+[numthreads(1, 1, 1)]
+void main_conformance(uint3 tid: SV_DispatchThreadID, RWStructuredBuffer<uint> result) {
+  uint type_id = 0;
+  uint dummy = 0;
+  IValue value = createDynamicObject<IValue>(type_id, dummy);
+  result[tid.x] = value.getValue();
+}
+)";
+
+absl::StatusOr<std::string> CompileComposedConformance(slang::ISession* session,
+                                                       const char* type_name) {
+  ComPtr<ISlangBlob> diagnostics;
+  slang::IModule* module = session->loadModuleFromSourceString(
+      "compose_conformance", nullptr, kConformingFromSource, diagnostics.WriteRef());
+  if (!module) return absl::InternalError("load: " + Diagnostics(diagnostics));
+  slang::IComponentType* modules[] = {module};
+  ComPtr<slang::IComponentType> lookup;
+  if (SLANG_FAILED(session->createCompositeComponentType(modules, 1, lookup.WriteRef(),
+                                                         diagnostics.WriteRef())))
+    return absl::InternalError("lookup composite");
+  slang::ProgramLayout* layout = lookup->getLayout();
+  ComPtr<slang::ITypeConformance> conformance;
+  if (SLANG_FAILED(session->createTypeConformanceComponentType(
+          layout->findTypeByName(type_name), layout->findTypeByName("IValue"),
+          conformance.WriteRef(), 0, diagnostics.WriteRef())))
+    return absl::InternalError("conformance: " + Diagnostics(diagnostics));
+  slang::IComponentType* parts[] = {module, conformance.get()};
+  ComPtr<slang::IComponentType> composed;
+  if (SLANG_FAILED(session->createCompositeComponentType(parts, 2, composed.WriteRef(),
+                                                         diagnostics.WriteRef())))
+    return absl::InternalError("compose");
+  ComPtr<slang::IEntryPoint> entry_point;
+  if (SLANG_FAILED(module->findEntryPointByName("main_conformance", entry_point.WriteRef())))
+    return absl::InternalError("entry point");
+  return ComposeAndGenerate(session, {composed.get(), entry_point.get()});
+}
+
+TEST(ReplayerTest, ReplaysAConformanceOfATypeDeclaredByAModuleFromSource) {
+  ComPtr<slang::IGlobalSession> live = NewHookedGlobalSession();
+  std::vector<Recording> recordings =
+      RecordSession(live.get(), {}, 0, [](slang::ISession* session) -> absl::Status {
+        for (const char* type_name : {"ValueA", "ValueB"}) {
+          if (absl::StatusOr<std::string> code = CompileComposedConformance(session, type_name);
+              !code.ok())
+            return code.status();
+        }
+        return absl::OkStatus();
+      });
+  ASSERT_EQ(recordings.size(), 2u);
+  for (const Recording& recording : recordings) ASSERT_TRUE(recording.program->keyable);
+  EXPECT_NE(recordings[0].program->digest, recordings[1].program->digest);
+  // The conformance is keyed with the module from source that declares
+  // ValueA, though sgl looked the type up in a composite of that module
+  // alone, which Slang answers with the module itself.
+  std::vector<std::string> declaring_paths;
+  ForEachDistinctNode(recordings[0].program, [&](const Component& node) {
+    if (node.kind != Component::Kind::kTypeConformance) return;
+    for (const SourceFile& file : node.dependencies) declaring_paths.push_back(file.path);
+  });
+  EXPECT_EQ(declaring_paths.size(), 1u);
+  ExpectEachReplaysIdentically(recordings);
+}
+
 // Runs the rest of a test in `directory`, and goes back where it was after.
 
 TEST(ReplayerTest, ReplaysABareNameModuleOfTheAppsDirectoryFromAnywhere) {
