@@ -18,14 +18,11 @@
 #include "interpose/hook_listener.h"
 #include "interpose/module_description.h"
 #include "interpose/slang_hooks.h"
-#include "interpose/type_declarations.h"
+#include "interpose/slang_library.h"
 #include "interpose/vtable_patch.h"
 #include "slang.h"
 
 namespace spreplay::hooks {
-
-// Slang's reflection C API, looked up in the Slang library the app loaded:
-// the hooks must not link Slang themselves.
 
 // The process-wide hook state. It must be global: the hooked methods are
 // reached through Slang's vtables, with no place to carry a context pointer.
@@ -58,10 +55,10 @@ struct HookState {
   };
   absl::flat_hash_map<const Component*, AutomaticConformance> automatic_conformances;
   uint64_t session_count = 0;
-  DeclarationApi declarations;
-  decltype(&spReflection_FindTypeByName) find_type_by_name = nullptr;
+  // The app's Slang, whose C functions the hooks call without linking it;
+  // its directory is slangpy's.
+  SlangLibrary slang;
   HookCounts counts;
-  std::string slangpy_directory;  // where slang_library lives
 };
 
 HookState& State();

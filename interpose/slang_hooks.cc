@@ -15,7 +15,6 @@
 #include "interpose/module_cache.h"
 #include "interpose/module_description.h"
 #include "interpose/module_serving.h"
-#include "interpose/slang_library.h"
 #include "interpose/vtable_patch.h"
 #include "slang.h"
 
@@ -88,7 +87,7 @@ ComponentPtr Lookup(const void* object) {
 }
 
 std::string TypeFullName(slang::TypeReflection* type) {
-  return spreplay::TypeFullName(State().declarations, type);
+  return spreplay::TypeFullName(State().slang.declarations, type);
 }
 
 absl::StatusOr<FileContent> SessionFile(const void* session, const std::string& path) {
@@ -139,7 +138,7 @@ absl::StatusOr<ComponentPtr> DescribeInSession(IModule* module, const ModuleRequ
 // describe it; none for a type of Slang's core module.
 absl::StatusOr<std::vector<SourceFile>> FilesDeclaring(ISession* session,
                                                        slang::TypeReflection* type) {
-  IModule* module = ModuleDeclaring(State().declarations, session, type);
+  IModule* module = ModuleDeclaring(State().slang.declarations, session, type);
   if (!module) return std::vector<SourceFile>{};
   ComponentPtr known;
   {
@@ -250,9 +249,9 @@ std::optional<std::string> SpecializationArgText(IComponentType* component,
     case slang::SpecializationArg::Kind::Type: {
       std::string name = TypeFullName(argument.type);
       slang::ProgramLayout* layout = name.empty() ? nullptr : component->getLayout();
-      if (!layout || !State().find_type_by_name) return std::nullopt;
+      if (!layout || !State().slang.find_type_by_name) return std::nullopt;
       SlangReflectionType* found =
-          State().find_type_by_name(reinterpret_cast<SlangReflection*>(layout), name.c_str());
+          State().slang.find_type_by_name(reinterpret_cast<SlangReflection*>(layout), name.c_str());
       if (found != reinterpret_cast<SlangReflectionType*>(argument.type)) return std::nullopt;
       return "type " + name;
     }
@@ -525,7 +524,7 @@ SlangResult SLANG_MCALL HookCreateSession(IGlobalSession* self, const slang::Ses
       Original<SlangResult(SLANG_MCALL*)(IGlobalSession*, const slang::SessionDesc&, ISession**)>(
           self, kCreateSession);
   auto info = std::make_shared<SessionInfo>();
-  info->config = SessionConfig::From(desc, State().slangpy_directory);
+  info->config = SessionConfig::From(desc, State().slang.Directory());
   info->config.working_directory = WorkingDirectoryAsToolsSeeIt();
   info->digest = info->config.ContentDigest();
   info->location_digest = info->config.LocationDigest(info->digest);
@@ -601,9 +600,7 @@ absl::Status ConfigureSlangHooks(const HookOptions& options) {
   if (!options.slang_library.empty()) {
     absl::StatusOr<SlangLibrary> slang = OpenSlangLibrary(options.slang_library);
     if (!slang.ok()) return slang.status();
-    State().slangpy_directory = slang->Directory();
-    State().declarations = slang->declarations;
-    State().find_type_by_name = slang->find_type_by_name;
+    State().slang = *std::move(slang);
   }
   return absl::OkStatus();
 }

@@ -15,8 +15,10 @@ absl::Status Find(void* handle, const char* name, Function& function) {
   return absl::NotFoundError(fmt::format("the Slang library has no {}", name));
 }
 
-// The file the loader chose for `handle`, when it was asked by file name.
+// The file `handle` is: `requested` when that is a path, the file the loader
+// chose when it was asked by file name.
 std::string LoadedPath(void* handle, const std::string& requested) {
+  if (requested.find('/') != std::string::npos) return requested;
   link_map* map = nullptr;
   if (dlinfo(handle, RTLD_DI_LINKMAP, &map) == 0 && map && map->l_name && map->l_name[0] != '\0')
     return map->l_name;
