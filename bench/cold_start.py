@@ -6,7 +6,8 @@ Workloads: the three samples and bench/workloads/synthetic (30 call sites).
 Every measurement is a fresh process running the app under
 bench/phase_probe.py. Per workload, once:
   record    stock, fresh CUDA cache, SLANGPY_RECORD          -> trace, record overhead
-  compile   spreplay compile trace -o archive (default arches, no compile cache)
+  compile   spreplay compile trace -o archive (no compile cache; the tool's
+            default arches, or those of --arch)
   prime     stock with empty caches that the warm configurations then use, once
             for each set of caches a measured configuration needs:
             a shader cache and a CUDA cache for warm; the same plus a module
@@ -22,7 +23,7 @@ then, in rounds (configurations interleaved so that drift hits all alike):
              strict: it reports what it served)
 Every run's outputs must be bit-identical to the cold run's.
 
-    python bench/cold_start.py --out DIR [--rounds 3] [--repeat 5] [--budget-s 540]
+    python bench/cold_start.py --out DIR [--rounds 3] [--repeat 5] [--budget-s 540] [--arch 90]
 Writes DIR/cold_start.json; bench/render_report.py turns it into markdown and a plot.
 """
 
@@ -102,8 +103,10 @@ PRIMED_FOR = {"warm": {"warm", "cuda_warm"}, "warm_all": {"warm_all", "spreplay_
 class WorkloadBench:
     """The prepared state and the measurements of one workload."""
 
-    def __init__(self, name: str, app: Path, space: Workspace, repeat: int, configs: list[str]) -> None:
+    def __init__(self, name: str, app: Path, space: Workspace, repeat: int, configs: list[str],
+                 arches: str | None) -> None:
         self.name, self.app, self.space, self.repeat, self.configs = name, app, space, repeat, configs
+        self.arches = arches
         self.dir = space.fresh(name)
         self.trace = self.dir / "trace.capnp"
         self.archive = self.dir / "kernels.sprk"
@@ -125,9 +128,12 @@ class WorkloadBench:
 
         report = self.dir / "compile-report.json"
         start = time.perf_counter()
+        # Serving reads only the running GPU's SASS from the archive, so fewer
+        # arches shorten the preparation without changing what (c) measures.
+        arch_args = ["--arch", self.arches] if self.arches else []
         proc = subprocess.run([sys.executable, "-m", "spreplay", "compile", str(self.trace), "-o", str(self.archive),
-                               "--no-cache", "--report", str(report)], env=clean_environment(), capture_output=True,
-                              text=True)
+                               "--no-cache", "--report", str(report), *arch_args], env=clean_environment(),
+                              capture_output=True, text=True)
         if proc.returncode != 0:
             raise RunFailed(f"spreplay compile failed:\n{proc.stderr[-3000:]}")
         kernels = json.loads(report.read_text())["kernels"]
@@ -230,6 +236,7 @@ def main() -> int:
                         help="also time slangtorch on the synthetic workload's kernels (d)")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--repeat", type=int, default=5, help="passes per run; passes after the first are steady state")
+    parser.add_argument("--arch", help="compile for these arches (e.g. 90), not the tool's default ones")
     parser.add_argument("--budget-s", type=float, default=None,
                         help="start no round that would likely end after this many seconds")
     args = parser.parse_args()
@@ -239,7 +246,8 @@ def main() -> int:
     configs = args.configs.split(",")
     if configs[0] != "cold" or not set(configs) <= set(CONFIGS):
         parser.error(f"--configs: 'cold' first, then any of {', '.join(CONFIGS[1:])}")
-    benches = [WorkloadBench(name, WORKLOADS[name], space, args.repeat, configs) for name in args.workloads.split(",")]
+    benches = [WorkloadBench(name, WORKLOADS[name], space, args.repeat, configs, args.arch)
+               for name in args.workloads.split(",")]
     results: dict[str, Any] = {"system": system_info(git_commit()), "configs": configs, "repeat": args.repeat,
                                "workloads": {}}
 
