@@ -75,6 +75,10 @@ gpu-test-slangpy: $(GPU_SETUP)
 # The report is rendered from whatever was measured, also when a run failed;
 # the exit status is the benchmark's. Without matplotlib there is no plot.
 # BENCH_ARGS go to bench/cold_start.py, e.g. BENCH_ARGS="--workloads synthetic --rounds 5".
+# On a machine that limits one command to ten minutes, run the synthetic
+# workload and the samples apart, each with BENCH_ARGS="--workloads ...
+# --configs cold,warm_all,spreplay,spreplay_module_cache --arch 90", and render
+# both JSON files together with bench/render_report.py.
 BENCH_ARGS ?=
 bench: $(GPU_SETUP)
 	@$(PYTHON) -c "import matplotlib" 2>/dev/null || $(PYTHON) -m pip install -q matplotlib || true

@@ -206,8 +206,9 @@ def system_info(commit: str | None) -> dict[str, Any]:
         "date": time.strftime("%Y-%m-%d"),
         "gpu": gpu,
         "driver": driver,
-        # SPREPLAY_COMMIT names the code of a copy without git history.
-        "commit": commit or os.environ.get("SPREPLAY_COMMIT") or "unknown",
+        # SPREPLAY_COMMIT names the code of a copy whose git history is absent
+        # or stale, as a copied checkout's can be: it wins over git's answer.
+        "commit": os.environ.get("SPREPLAY_COMMIT") or commit or "unknown",
         "slangpy": getattr(slangpy, "__version__", "?"),
         "spreplay": spreplay_version.stdout.strip(),
         "python": platform.python_version(),
