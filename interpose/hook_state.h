@@ -33,7 +33,14 @@ struct HookState {
   VtablePatcher patcher;
   FileDigests files;
   std::vector<HookListener*> listeners;
-  absl::flat_hash_map<const void*, ComponentPtr> components;
+  // What each component the hooks saw made contains, by the component, with
+  // the session it belongs to. Each entry holds a reference to its component
+  // (Track), until that session is let go (ForgetSession in slang_hooks.cc).
+  struct TrackedComponent {
+    ComponentPtr description;
+    const void* session = nullptr;
+  };
+  absl::flat_hash_map<const void*, TrackedComponent> components;
   absl::flat_hash_map<const void*, std::shared_ptr<const SessionInfo>> sessions;
   // Modules loaded from strings, by the path Slang made up for them.
   absl::flat_hash_map<std::pair<const void*, std::string>, Digest> string_modules;
@@ -86,7 +93,7 @@ void Log(fmt::format_string<Args...> format, Args&&... args) {
 void Count(uint64_t HookCounts::*counter);
 
 // Keeps `object` alive and remembers what it contains.
-void Track(ISlangUnknown* object, ComponentPtr component);
+void Track(slang::IComponentType* object, ComponentPtr component);
 // What the hooks know `object` contains; opaque if they never saw it made.
 ComponentPtr Lookup(const void* object);
 void PatchModule(slang::IModule* module);

@@ -33,7 +33,8 @@ std::optional<Digest> LoadedModuleDigest(IModule* module) {
   {
     std::lock_guard lock(State().mutex);
     if (auto it = State().components.find(module); it != State().components.end())
-      return it->second->keyable ? std::optional<Digest>(it->second->digest) : std::nullopt;
+      return it->second.description->keyable ? std::optional<Digest>(it->second.description->digest)
+                                             : std::nullopt;
   }
   DescribeModule(module, nullptr, nullptr, std::nullopt);
   const ComponentPtr described = Lookup(module);

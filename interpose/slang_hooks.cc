@@ -34,6 +34,7 @@ const size_t kLoadModuleFromSource = VtableSlotOf(&ISession::loadModuleFromSourc
 const size_t kLoadModuleFromSourceString = VtableSlotOf(&ISession::loadModuleFromSourceString);
 const size_t kCreateComposite = VtableSlotOf(&ISession::createCompositeComponentType);
 const size_t kCreateTypeConformance = VtableSlotOf(&ISession::createTypeConformanceComponentType);
+const size_t kSessionRelease = VtableSlotOf(&ISession::release);
 const size_t kFindEntryPointByName = VtableSlotOf(&IModule::findEntryPointByName);
 const size_t kFindAndCheckEntryPoint = VtableSlotOf(&IModule::findAndCheckEntryPoint);
 const size_t kGetEntryPointCode = VtableSlotOf(&IComponentType::getEntryPointCode);
@@ -66,14 +67,12 @@ void PatchComponentType(IComponentType* component);
 void PatchModule(IModule* module);
 
 // Keeps `object` alive and remembers what it contains.
-void Track(ISlangUnknown* object, ComponentPtr component) {
+void Track(IComponentType* object, ComponentPtr component) {
+  const void* session = object->getSession();
   std::lock_guard lock(State().mutex);
-  auto [it, inserted] = State().components.try_emplace(object, component);
-  if (inserted) {
-    object->addRef();
-  } else {
-    it->second = std::move(component);
-  }
+  auto [it, inserted] = State().components.try_emplace(object);
+  if (inserted) object->addRef();
+  it->second = {std::move(component), session};
 }
 
 ComponentPtr Lookup(const void* object) {
@@ -83,7 +82,7 @@ ComponentPtr Lookup(const void* object) {
              ? Component::Opaque(
                    "part of its program was made by a Slang call spreplay does not follow (a "
                    "module loaded from IR, say)")
-             : it->second;
+             : it->second.description;
 }
 
 std::string TypeFullName(slang::TypeReflection* type) {
@@ -144,7 +143,7 @@ absl::StatusOr<std::vector<SourceFile>> FilesDeclaring(ISession* session,
   {
     std::lock_guard lock(State().mutex);
     if (auto it = State().components.find(module); it != State().components.end())
-      known = it->second;
+      known = it->second.description;
   }
   if (!known) {
     std::vector<FileContent> contents;
@@ -516,6 +515,54 @@ SlangResult SLANG_MCALL HookCreateTypeConformance(ISession* self, slang::TypeRef
   return result;
 }
 
+// ---- ISession lifetime ----
+
+// Forgets `session` and everything the hooks know of what was made in it,
+// and releases the references that kept those objects alive, once the app
+// has let the session go. Components go first: they point at their session
+// without owning it. Every entry keyed by the session's address goes too, so
+// that a session Slang later creates at that address starts with nothing.
+void ForgetSession(ISession* session) {
+  std::vector<const void*> components;
+  std::shared_ptr<const SessionInfo> info;
+  {
+    std::lock_guard lock(State().mutex);
+    auto found = State().sessions.find(session);
+    if (found == State().sessions.end()) return;
+    info = found->second;
+    State().sessions.erase(found);
+    const void* key = session;
+    for (const auto& [object, tracked] : State().components) {
+      if (tracked.session == key) components.push_back(object);
+    }
+    for (const void* object : components) State().components.erase(object);
+    absl::erase_if(State().session_files,
+                   [&](const auto& entry) { return entry.first.first == key; });
+    absl::erase_if(State().string_modules,
+                   [&](const auto& entry) { return entry.first.first == key; });
+    absl::erase_if(State().served_string_modules,
+                   [&](const auto& entry) { return entry.first.first == key; });
+    absl::erase_if(State().automatic_conformances,
+                   [&](const auto& entry) { return entry.second.session == session; });
+  }
+  Log("session {} let go: releasing it and the {} components made in it", info->ordinal,
+      components.size());
+  // Tracked objects are IComponentTypes (Track), stored by that pointer.
+  for (const void* object : components)
+    static_cast<IComponentType*>(const_cast<void*>(object))->release();
+  session->release();
+}
+
+uint32_t SLANG_MCALL HookSessionRelease(ISession* self) {
+  auto original = Original<uint32_t(SLANG_MCALL*)(ISession*)>(self, kSessionRelease);
+  const uint32_t remaining = original(self);
+  // One reference left, on a session the hooks hold, is the hooks' own: the
+  // app has let the session go. A session the hooks do not hold is not
+  // found, and after the hooks' release the count is 0.
+  if (remaining == 1) ForgetSession(self);
+  return remaining;
+}
+
 // ---- IGlobalSession hooks ----
 
 SlangResult SLANG_MCALL HookCreateSession(IGlobalSession* self, const slang::SessionDesc& desc,
@@ -558,6 +605,7 @@ SlangResult SLANG_MCALL HookCreateSession(IGlobalSession* self, const slang::Ses
         reinterpret_cast<void*>(&HookLoadModuleFromSourceString));
   Patch(session, kCreateComposite, reinterpret_cast<void*>(&HookCreateComposite));
   Patch(session, kCreateTypeConformance, reinterpret_cast<void*>(&HookCreateTypeConformance));
+  Patch(session, kSessionRelease, reinterpret_cast<void*>(&HookSessionRelease));
 
   info->without_module_cache = bypass_module_cache;
   {
@@ -608,6 +656,11 @@ absl::Status ConfigureSlangHooks(const HookOptions& options) {
 HookCounts GetHookCounts() {
   std::lock_guard lock(State().mutex);
   return State().counts;
+}
+
+HeldObjects GetHeldObjects() {
+  std::lock_guard lock(State().mutex);
+  return {State().sessions.size(), State().components.size()};
 }
 
 void AddHookListener(HookListener* listener) {

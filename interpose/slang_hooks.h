@@ -7,7 +7,10 @@
 // links and renames hand us the component objects, which we describe by
 // content (component.h); getEntryPointCode is where a kernel is either served
 // from an archive or compiled as usual. Objects the hooks describe are kept
-// alive, so their addresses can never be reused by an object we did not see.
+// alive, so their addresses can never be reused by an object we did not see,
+// until the app lets their session go: then the hooks forget the session and
+// everything made in it, and release it all (a hot reload makes a new session
+// each time).
 
 #include <string>
 
@@ -32,6 +35,13 @@ absl::Status ConfigureSlangHooks(const HookOptions& options);
 void AddHookListener(HookListener* listener);
 
 HookCounts GetHookCounts();
+
+// How many sessions and components the hooks hold now.
+struct HeldObjects {
+  size_t sessions = 0;
+  size_t components = 0;
+};
+HeldObjects GetHeldObjects();
 
 // Patches the vtables reachable from a freshly created slang::IGlobalSession.
 // Called by the shim for every global session slangpy creates.
