@@ -517,33 +517,37 @@ SlangResult SLANG_MCALL HookCreateTypeConformance(ISession* self, slang::TypeRef
 
 // ---- ISession lifetime ----
 
+// Erases every entry keyed by a session's address. Called with the state's
+// mutex held.
+void EraseEntriesKeyedBy(const void* session) {
+  const auto keyed_by_session = [session](const auto& entry) {
+    return entry.first.first == session;
+  };
+  absl::erase_if(State().session_files, keyed_by_session);
+  absl::erase_if(State().string_modules, keyed_by_session);
+  absl::erase_if(State().served_string_modules, keyed_by_session);
+  absl::erase_if(State().automatic_conformances,
+                 [session](const auto& entry) { return entry.second.session == session; });
+}
+
 // Forgets `session` and everything the hooks know of what was made in it,
 // and releases the references that kept those objects alive, once the app
 // has let the session go. Components go first: they point at their session
-// without owning it. Every entry keyed by the session's address goes too, so
-// that a session Slang later creates at that address starts with nothing.
-void ForgetSession(ISession* session) {
+// without owning it. False if the hooks did not hold the session.
+bool ForgetSession(ISession* session) {
   std::vector<const void*> components;
   std::shared_ptr<const SessionInfo> info;
   {
     std::lock_guard lock(State().mutex);
     auto found = State().sessions.find(session);
-    if (found == State().sessions.end()) return;
+    if (found == State().sessions.end()) return false;
     info = found->second;
     State().sessions.erase(found);
-    const void* key = session;
     for (const auto& [object, tracked] : State().components) {
-      if (tracked.session == key) components.push_back(object);
+      if (tracked.session == session) components.push_back(object);
     }
     for (const void* object : components) State().components.erase(object);
-    absl::erase_if(State().session_files,
-                   [&](const auto& entry) { return entry.first.first == key; });
-    absl::erase_if(State().string_modules,
-                   [&](const auto& entry) { return entry.first.first == key; });
-    absl::erase_if(State().served_string_modules,
-                   [&](const auto& entry) { return entry.first.first == key; });
-    absl::erase_if(State().automatic_conformances,
-                   [&](const auto& entry) { return entry.second.session == session; });
+    EraseEntriesKeyedBy(session);
   }
   Log("session {} let go: releasing it and the {} components made in it", info->ordinal,
       components.size());
@@ -551,15 +555,15 @@ void ForgetSession(ISession* session) {
   for (const void* object : components)
     static_cast<IComponentType*>(const_cast<void*>(object))->release();
   session->release();
+  return true;
 }
 
 uint32_t SLANG_MCALL HookSessionRelease(ISession* self) {
   auto original = Original<uint32_t(SLANG_MCALL*)(ISession*)>(self, kSessionRelease);
   const uint32_t remaining = original(self);
   // One reference left, on a session the hooks hold, is the hooks' own: the
-  // app has let the session go. A session the hooks do not hold is not
-  // found, and after the hooks' release the count is 0.
-  if (remaining == 1) ForgetSession(self);
+  // app has let the session go, and the hooks' release destroys it.
+  if (remaining == 1 && ForgetSession(self)) return 0;
   return remaining;
 }
 
@@ -611,6 +615,9 @@ SlangResult SLANG_MCALL HookCreateSession(IGlobalSession* self, const slang::Ses
   {
     std::lock_guard lock(State().mutex);
     info->ordinal = State().session_count++;
+    // A Linkage the hooks never registered (a compile request's own, say)
+    // may have left entries at this address; the new session starts clean.
+    EraseEntriesKeyedBy(session);
     auto [it, inserted] = State().sessions.insert_or_assign(session, info);
     if (inserted) session->addRef();
   }
