@@ -1,7 +1,7 @@
 # The two commands of the README, and the GPU checks. Every target installs
 # what it needs first (scripts/setup is idempotent and quick when done).
 
-.PHONY: setup demo test test-cpp test-python fuzz release release-check gpu-test gpu-test-injection gpu-test-samples gpu-test-hardening gpu-test-slangpy bench bench-record bench-compile clean
+.PHONY: setup demo test test-cpp test-python fuzz release release-check gpu-test gpu-test-injection gpu-test-samples gpu-test-hardening gpu-test-multi gpu-test-slangpy bench bench-record bench-compile clean
 
 # Without a system CUDA toolkit, the tests use CUDA's compilers from NVIDIA's
 # wheels, which scripts/setup installs into the virtualenv (evaluated when a
@@ -45,8 +45,8 @@ release: setup
 release-check: release
 	@tests/release/bare-image-check
 
-# Needs a CUDA GPU. The three parts also run one by one.
-gpu-test: gpu-test-injection gpu-test-samples gpu-test-hardening
+# Needs a CUDA GPU. The four parts also run one by one.
+gpu-test: gpu-test-injection gpu-test-samples gpu-test-hardening gpu-test-multi
 
 gpu-test-injection: $(GPU_SETUP)
 	@$(PYTHON) tests/gpu/injection_proof.py
@@ -56,6 +56,10 @@ gpu-test-samples: $(GPU_SETUP)
 
 gpu-test-hardening: $(GPU_SETUP)
 	@$(PYTHON) tests/gpu/hardening.py --out build/gpu-test/hardening
+
+# Needs 2 or more CUDA GPUs and PyTorch (says so and passes with fewer).
+gpu-test-multi: $(GPU_SETUP)
+	@$(PYTHON) tests/gpu/multi_gpu.py --out build/gpu-test/multi-gpu
 
 # Needs a CUDA GPU and pytest-xdist. slangpy's own CUDA test suite (in its
 # wheel): stock while recording, compiled elsewhere, served, served strict with

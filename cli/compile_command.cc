@@ -61,6 +61,7 @@ std::string ReportJson(const CompileReport& report) {
                                                                                 : "failed");
     json.Key("message").String(kernel.message);
     json.Key("replayCached").Bool(kernel.replay_cached);
+    json.Key("ptxRenamedRegisters").Uint(kernel.ptx_renamed_registers);
     json.Key("optix").Bool(kernel.optix);
     json.Key("frontEndSeconds").Double(kernel.front_end_seconds);
     json.Key("codegenSeconds").Double(kernel.codegen_seconds);

@@ -111,6 +111,10 @@ std::string WhyNoKernels(const Trace& trace) {
       trace.name(), fmt::join(types, "/"));
 }
 
+// What the cache remembers of a kernel whose replay renamed registers,
+// followed by how many.
+constexpr std::string_view kRenamedProof = "verified, registers renamed: ";
+
 // Checks that this Slang build can reproduce the kernel and takes its PTX.
 // Returns whether it still has to be replayed: a kernel proven before is
 // remembered in the cache by its proof.
@@ -131,7 +135,11 @@ bool NeedsReplay(const CompileCache& cache, const std::string& build_tag, Kernel
                   .Hash(Sha256Of(record.code))
                   .Text(build_tag)
                   .Finish();
-  job.outcome.replay_cached = cache.Get(job.proof).has_value();
+  const std::optional<std::string> proven = cache.Get(job.proof);
+  job.outcome.replay_cached = proven.has_value();
+  if (proven && proven->starts_with(kRenamedProof))
+    job.outcome.ptx_renamed_registers =
+        std::strtoull(proven->c_str() + kRenamedProof.size(), nullptr, 10);
   return !job.outcome.replay_cached;
 }
 
@@ -150,10 +158,13 @@ void Replay(const Trace& trace, Replayer& replayer, const CompileCache& cache, K
     return job.Fail(fmt::format("Slang could not rebuild it: {}", replayed.status()));
   job.outcome.front_end_seconds = replayed->front_end_seconds;
   job.outcome.codegen_seconds = replayed->codegen_seconds;
-  if (std::string difference = DescribePtxDifference(record.code, replayed->code);
-      !difference.empty())
-    return job.Fail(std::move(difference));
-  if (absl::Status status = cache.Put(job.proof, "verified"); !status.ok())
+  PtxComparison comparison = ComparePtx(WithoutNul(record.code), WithoutNul(replayed->code));
+  if (!comparison.same_program()) return job.Fail(std::move(comparison.difference));
+  job.outcome.ptx_renamed_registers = comparison.renamed_registers;
+  const std::string proven = comparison.renamed_registers == 0
+                                 ? std::string("verified")
+                                 : fmt::format("{}{}", kRenamedProof, comparison.renamed_registers);
+  if (absl::Status status = cache.Put(job.proof, proven); !status.ok())
     fmt::print(stderr, "spreplay: warning: {}\n", status);
 }
 
@@ -204,15 +215,21 @@ KernelMetadata MetadataOf(const KernelJob& job, const std::vector<uint32_t>& arc
   return metadata;
 }
 
+std::string PtxVerdict(const KernelOutcome& outcome) {
+  if (outcome.ptx_renamed_registers == 0) return "PTX identical";
+  return fmt::format("PTX identical up to {} renamed register{} (the recorded PTX is archived)",
+                     outcome.ptx_renamed_registers, outcome.ptx_renamed_registers == 1 ? "" : "s");
+}
+
 std::string ProgressLine(const KernelOutcome& outcome, size_t arch_count) {
   switch (outcome.status) {
     case KernelOutcome::Status::kCompiled:
       if (outcome.optix) {
-        return fmt::format("compiled {}: PTX identical{}, archived as PTX for OptiX", outcome.label,
-                           outcome.replay_cached ? " (cached)" : "");
+        return fmt::format("compiled {}: {}{}, archived as PTX for OptiX", outcome.label,
+                           PtxVerdict(outcome), outcome.replay_cached ? " (cached)" : "");
       }
-      return fmt::format("compiled {}: PTX identical{}, SASS for {} arch{}, fatbin {} bytes",
-                         outcome.label, outcome.replay_cached ? " (cached)" : "", arch_count,
+      return fmt::format("compiled {}: {}{}, SASS for {} arch{}, fatbin {} bytes", outcome.label,
+                         PtxVerdict(outcome), outcome.replay_cached ? " (cached)" : "", arch_count,
                          arch_count == 1 ? "" : "es", outcome.fatbin_bytes);
     case KernelOutcome::Status::kFailed:
       break;

@@ -17,6 +17,9 @@ struct KernelOutcome {
   Status status = Status::kFailed;
   std::string message;  // why it failed, with Slang's or ptxas' diagnostics
   bool replay_cached = false;
+  // The replay was the recorded program with its registers renamed
+  // (ptx_comparison.h): accepted, and served from the recorded PTX.
+  size_t ptx_renamed_registers = 0;
   bool optix = false;                       // a ray-tracing program, archived as its PTX
   double front_end_seconds = 0;             // Slang session, modules, composition, link
   double codegen_seconds = 0;               // Slang codegen + NVRTC

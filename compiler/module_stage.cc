@@ -126,6 +126,10 @@ PartitionOutcome ArchivePart(const Trace& trace, IrModuleBuilder& builder,
   // A module is archived only if every kernel built with it was rebuilt
   // from IR exactly, and so were its imports.
   absl::flat_hash_map<size_t, std::string> refusals;
+  for (size_t i = 0; i < serialized.modules.size(); ++i) {
+    if (!serialized.modules[i].source_only.empty())
+      refusals.try_emplace(i, serialized.modules[i].source_only);
+  }
   absl::flat_hash_set<size_t> used;
   absl::flat_hash_map<ModuleNodeKey, size_t> by_node_key;
   for (size_t i = 0; i < serialized.modules.size(); ++i)

@@ -3,7 +3,9 @@
 // to interpose/: slang_hooks.cc hooks Slang's calls, module_serving.cc serves
 // modules from IR inside two of them.
 
+#include <atomic>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -26,13 +28,23 @@ namespace spreplay::hooks {
 
 // The process-wide hook state. It must be global: the hooked methods are
 // reached through Slang's vtables, with no place to carry a context pointer.
+//
+// The contract: `mutex` guards every member below it that changes after
+// configuration. `options` is set once, by the first ConfigureSlangHooks,
+// before any Slang object exists, and only read after; `listeners` is swapped
+// atomically (see there). No lock is held while Slang or a listener runs.
 struct HookState {
   std::mutex mutex;
+  bool configured = false;
   HookOptions options;
   std::string toolchain;  // options.toolchain + Slang's build tag
   VtablePatcher patcher;
   FileDigests files;
-  std::vector<HookListener*> listeners;
+  // Copy on write: AddHookListener publishes a new list, and a hook walks
+  // the list it loaded (Listeners()), which lives as long as that walk, so
+  // no lock is held while a listener runs. Listeners are never removed.
+  std::atomic<std::shared_ptr<const std::vector<HookListener*>>> listeners{
+      std::make_shared<const std::vector<HookListener*>>()};
   // What each component the hooks saw made contains, by the component, with
   // the session it belongs to. Each entry holds a reference to its component
   // (Track), until that session is let go (ForgetSession in slang_hooks.cc).
@@ -69,6 +81,11 @@ struct HookState {
 };
 
 HookState& State();
+
+// The listeners, as of now; safe against AddHookListener on another thread.
+inline std::shared_ptr<const std::vector<HookListener*>> Listeners() {
+  return State().listeners.load(std::memory_order_acquire);
+}
 
 // Runs a listener inside a Slang call. Nothing may unwind through Slang and
 // slangpy: a listener that throws is reported, and the call goes on as if the

@@ -1,5 +1,6 @@
 #include "interpose/module_serving.h"
 
+#include "common/contained_call.h"
 #include "common/fmt_absl.h"
 #include "interpose/blobs.h"
 #include "interpose/hook_state.h"
@@ -62,11 +63,18 @@ absl::StatusOr<IModule*> LoadPlan(ISession* session, const SessionInfo& info,
     const std::string path = info.without_module_cache && !step.description->source
                                  ? ModuleCacheFileName(step.path)
                                  : step.path;
-    IModule* module = session->loadModuleFromIRBlob(
-        step.name.c_str(), path.empty() ? nullptr : path.c_str(), ir, &diagnostics);
+    // What Slang throws here would otherwise reach the app through sgl; the
+    // module then loads from source, as it does stock.
+    absl::StatusOr<IModule*> from_ir = Contained(
+        fmt::format("loading module '{}' from IR", step.name), [&]() -> absl::StatusOr<IModule*> {
+          return session->loadModuleFromIRBlob(
+              step.name.c_str(), path.empty() ? nullptr : path.c_str(), ir, &diagnostics);
+        });
     ir->release();
     const std::string said = BlobToString(diagnostics);
     if (diagnostics) diagnostics->release();
+    if (!from_ir.ok()) return from_ir.status();
+    IModule* module = *from_ir;
     if (!module) {
       return absl::InternalError(
           fmt::format("Slang could not load module '{}' from its IR: {}", step.name, said));
@@ -85,7 +93,7 @@ absl::StatusOr<IModule*> LoadPlan(ISession* session, const SessionInfo& info,
             step.description->path, step.description->digest};
       }
     }
-    for (HookListener* listener : State().listeners)
+    for (HookListener* listener : *Listeners())
       Notify(listener, [&](HookListener& it) { it.OnModuleLoaded(step.description, step.files); });
     last = module;
   }
@@ -108,7 +116,7 @@ ModuleServing ServeModule(ISession* session, ModuleLoadRequest& request, ISlangB
   reader.string_module = [session](const std::string& path) {
     return StringModuleDigest(session, path);
   };
-  for (HookListener* listener : State().listeners) {
+  for (HookListener* listener : *Listeners()) {
     std::vector<ModuleFromIr> plan;
     std::string why;
     ModuleDecision decision = ModuleDecision::kPass;

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "common/contained_call.h"
 #include "common/fmt_absl.h"
 #include "common/seconds_since.h"
 #include "common/stderr_line.h"
@@ -111,8 +112,9 @@ std::optional<Digest> StringModuleDigest(const void* session, const std::string&
 
 // Describes `module` as its session saw it, adding the files it read to
 // `contents`.
-absl::StatusOr<ComponentPtr> DescribeInSession(IModule* module, const ModuleRequest& request,
-                                               std::vector<FileContent>& contents) {
+absl::StatusOr<ComponentPtr> DescribeInSessionUncontained(IModule* module,
+                                                          const ModuleRequest& request,
+                                                          std::vector<FileContent>& contents) {
   const void* session = module->getSession();
   return DescribeLoadedModule(
       module, request,
@@ -130,6 +132,14 @@ absl::StatusOr<ComponentPtr> DescribeInSession(IModule* module, const ModuleRequ
         if (it == State().served_string_modules.end()) return std::nullopt;
         return it->second;
       });
+}
+
+// A module the hooks cannot describe (Slang threw, say) is opaque: its
+// kernels compile as stock.
+absl::StatusOr<ComponentPtr> DescribeInSession(IModule* module, const ModuleRequest& request,
+                                               std::vector<FileContent>& contents) {
+  return Contained("describing a module it loaded",
+                   [&] { return DescribeInSessionUncontained(module, request, contents); });
 }
 
 // DeclaringFiles of the module of `session` that declares `type`, as the
@@ -191,7 +201,7 @@ bool DescribeModule(IModule* module, const char* requested_name, const char* pat
     std::lock_guard lock(State().mutex);
     State().string_modules[std::make_pair(session, component->path)] = component->digest;
   }
-  for (HookListener* listener : State().listeners)
+  for (HookListener* listener : *Listeners())
     Notify(listener, [&](HookListener& it) { it.OnModuleLoaded(component, contents); });
   return true;
 }
@@ -242,8 +252,8 @@ SlangResult SLANG_MCALL HookRenameEntryPoint(IComponentType* self, const char* n
 // expression by its text. A name is content only if it means that type in
 // `component`'s own modules (whose content is keyed): a type of another
 // module with the same name would get the same key.
-std::optional<std::string> SpecializationArgText(IComponentType* component,
-                                                 const slang::SpecializationArg& argument) {
+std::optional<std::string> SpecializationArgTextUncontained(
+    IComponentType* component, const slang::SpecializationArg& argument) {
   switch (argument.kind) {
     case slang::SpecializationArg::Kind::Type: {
       std::string name = TypeFullName(argument.type);
@@ -259,6 +269,16 @@ std::optional<std::string> SpecializationArgText(IComponentType* component,
       return std::string("expr ") + argument.expr;
     default:
       return std::nullopt;
+  }
+}
+
+// No text for an argument Slang throws on: the specialisation is then opaque.
+std::optional<std::string> SpecializationArgText(
+    IComponentType* component, const slang::SpecializationArg& argument) noexcept {
+  try {
+    return SpecializationArgTextUncontained(component, argument);
+  } catch (...) {
+    return std::nullopt;
   }
 }
 
@@ -351,7 +371,7 @@ SlangResult SLANG_MCALL HookGetEntryPointCode(IComponentType* self, SlangInt ent
   }
   ServedKernel served;
   std::string refusal;
-  for (HookListener* listener : State().listeners) {
+  for (HookListener* listener : *Listeners()) {
     KernelDecision decision = KernelDecision::kPass;
     Notify(listener,
            [&](HookListener& it) { decision = it.DecideKernel(request, &served, &refusal); });
@@ -382,7 +402,7 @@ SlangResult SLANG_MCALL HookGetEntryPointCode(IComponentType* self, SlangInt ent
   if (SLANG_SUCCEEDED(result) && out_code && *out_code) {
     const void* code = (*out_code)->getBufferPointer();
     const size_t size = (*out_code)->getBufferSize();
-    for (HookListener* listener : State().listeners)
+    for (HookListener* listener : *Listeners())
       Notify(listener,
              [&](HookListener& it) { it.OnKernelCompiled(request, code, size, seconds); });
   }
@@ -585,7 +605,7 @@ SlangResult SLANG_MCALL HookCreateSession(IGlobalSession* self, const slang::Ses
   // the session sgl asked for, which they do not depend on.
   bool bypass_module_cache = false;
   if (UsesModuleCache(info->config.options)) {
-    for (HookListener* listener : State().listeners) {
+    for (HookListener* listener : *Listeners()) {
       Notify(listener, [&](HookListener& it) {
         bypass_module_cache = bypass_module_cache || it.ServesModulesOf(info->digest);
       });
@@ -625,7 +645,7 @@ SlangResult SLANG_MCALL HookCreateSession(IGlobalSession* self, const slang::Ses
       info->config.macros.size(),
       bypass_module_cache ? ", without slangpy's module cache: the archive serves its modules"
                           : "");
-  for (HookListener* listener : State().listeners)
+  for (HookListener* listener : *Listeners())
     Notify(listener, [&](HookListener& it) { it.OnSessionCreated(*info); });
   return result;
 }
@@ -650,6 +670,9 @@ using namespace hooks;
 
 absl::Status ConfigureSlangHooks(const HookOptions& options) {
   std::lock_guard lock(State().mutex);
+  // The hooks read the options without a lock: they never change once set.
+  if (State().configured) return absl::OkStatus();
+  State().configured = true;
   State().options = options;
   State().toolchain = options.toolchain;
   if (!options.slang_library.empty()) {
@@ -671,8 +694,10 @@ HeldObjects GetHeldObjects() {
 }
 
 void AddHookListener(HookListener* listener) {
-  std::lock_guard lock(State().mutex);
-  State().listeners.push_back(listener);
+  std::lock_guard lock(State().mutex);  // one writer at a time
+  auto grown = std::make_shared<std::vector<HookListener*>>(*Listeners());
+  grown->push_back(listener);
+  State().listeners.store(std::move(grown), std::memory_order_release);
 }
 
 void OnGlobalSessionCreated(void* pointer) {
@@ -685,10 +710,10 @@ void OnGlobalSessionCreated(void* pointer) {
     State().toolchain = fmt::format("{} slang {}", State().options.toolchain, build_tag);
     toolchain = State().toolchain;
   }
-  for (HookListener* listener : State().listeners)
+  for (HookListener* listener : *Listeners())
     Notify(listener, [&](HookListener& it) { it.OnToolchainKnown(toolchain, build_tag); });
   Patch(global_session, kCreateSession, reinterpret_cast<void*>(&HookCreateSession));
-  Log("hooked Slang global session ({})", State().toolchain);
+  Log("hooked Slang global session ({})", toolchain);
 }
 
 }  // namespace spreplay

@@ -29,8 +29,10 @@ struct HookOptions {
   bool verbose = false;  // one line on stderr per hooked event
 };
 
-// Called once with the options; later calls only add listeners. The listener
-// must live until the process exits.
+// The first call sets the options, before the first Slang global session;
+// later calls change nothing. Listeners may be added at any time, from any
+// thread: a hook already running goes on with the listeners it started with.
+// A listener must live until the process exits.
 absl::Status ConfigureSlangHooks(const HookOptions& options);
 void AddHookListener(HookListener* listener);
 

@@ -3,6 +3,7 @@
 #include "absl/container/btree_set.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "common/contained_call.h"
 #include "fmt/format.h"
 #include "interpose/blobs.h"
 #include "replayer/module_serializer.h"
@@ -34,6 +35,43 @@ absl::StatusOr<std::string> LayoutJson(slang::IComponentType* program) {
 // Where the other modules' dependency lists name `module`.
 const std::string& Identity(const Component& module) { return module.path; }
 
+// Marks the modules that import each other in a cycle, directly or not, and
+// every module that imports one of them (SerializedModule::source_only).
+// `named[i]` lists the modules whose files module i depends on.
+void MarkImportCycles(const std::vector<std::vector<size_t>>& named,
+                      std::vector<SerializedModule>& modules) {
+  const size_t count = modules.size();
+  std::vector<std::vector<bool>> reaches(count, std::vector<bool>(count, false));
+  for (size_t from = 0; from < count; ++from) {
+    std::vector<size_t> pending = named[from];
+    while (!pending.empty()) {
+      const size_t next = pending.back();
+      pending.pop_back();
+      if (reaches[from][next]) continue;
+      reaches[from][next] = true;
+      pending.insert(pending.end(), named[next].begin(), named[next].end());
+    }
+  }
+  auto name = [&](size_t i) { return modules[i].description->name; };
+  std::vector<bool> cyclic(count, false);
+  for (size_t i = 0; i < count; ++i) {
+    for (size_t j = 0; j < count && !cyclic[i]; ++j) {
+      if (i == j || !reaches[i][j] || !reaches[j][i]) continue;
+      cyclic[i] = true;
+      modules[i].source_only = fmt::format(
+          "it and '{}' import each other (a cycle of imports, which Slang loads from source only)",
+          name(j));
+    }
+  }
+  for (size_t i = 0; i < count; ++i) {
+    for (size_t j = 0; j < count && modules[i].source_only.empty(); ++j) {
+      if (cyclic[j] && reaches[i][j])
+        modules[i].source_only = fmt::format(
+            "it imports '{}', whose imports form a cycle (loaded from source only)", name(j));
+    }
+  }
+}
+
 }  // namespace
 
 ModuleNodeKey NodeKeyOf(const Component& module) { return {module.digest, module.name}; }
@@ -46,6 +84,21 @@ absl::StatusOr<std::unique_ptr<IrModuleBuilder>> IrModuleBuilder::Create(Replaye
 
 SerializedSession IrModuleBuilder::Serialize(const SessionConfig& config,
                                              const std::vector<RecordedProgram>& programs) {
+  SerializedSession result;
+  absl::Status contained = Contained("loading and serializing the modules of the kernels", [&] {
+    result = SerializeUncontained(config, programs);
+    return absl::OkStatus();
+  });
+  if (!contained.ok()) {
+    result = {};
+    result.uses.assign(programs.size(), contained);
+    result.layouts.resize(programs.size());
+  }
+  return result;
+}
+
+SerializedSession IrModuleBuilder::SerializeUncontained(
+    const SessionConfig& config, const std::vector<RecordedProgram>& programs) {
   SerializedSession result;
   absl::StatusOr<std::unique_ptr<ReplaySession>> session =
       ReplaySession::Create(global_session_.get(), config);
@@ -94,14 +147,17 @@ SerializedSession IrModuleBuilder::Serialize(const SessionConfig& config,
   }
   // A module's dependencies list the files (or pseudo paths) of the modules
   // it imports, which were loaded before it.
+  std::vector<std::vector<size_t>> named(result.modules.size());
   for (size_t i = 0; i < result.modules.size(); ++i) {
     for (const SourceFile& file : result.modules[i].description->dependencies) {
       auto imported = by_identity.find(file.path);
-      if (imported != by_identity.end() && imported->second < i)
-        result.modules[i].imports.push_back(imported->second);
+      if (imported == by_identity.end() || imported->second == i) continue;
+      named[i].push_back(imported->second);
+      if (imported->second < i) result.modules[i].imports.push_back(imported->second);
     }
     std::sort(result.modules[i].imports.begin(), result.modules[i].imports.end());
   }
+  MarkImportCycles(named, result.modules);
 
   for (size_t p = 0; p < programs.size(); ++p) {
     if (!built[p].ok()) {
@@ -167,42 +223,47 @@ std::vector<absl::StatusOr<std::string>> IrModuleBuilder::RebuildFromIr(
       loaded.clear();
     }
     spent = dispatches;
-    const RecordedWorkingDirectory working_directory(session->working_directory());
-    absl::Status status = session->Admit(*programs[p].snapshot);
-    for (size_t index : *uses) {
-      if (!status.ok() || loaded.contains(index)) continue;
-      const SerializedModule& module = serialized.modules[index];
-      absl::StatusOr<slang::IModule*> from_ir = session->LoadFromIr(module.description, module.ir);
-      if (from_ir.ok()) loaded.insert(index);
-      status = from_ir.status();
-    }
-    absl::StatusOr<BuiltComponent> built =
-        status.ok() ? BuildRecordedProgram(*session, programs[p].program, *programs[p].snapshot)
-                    : absl::StatusOr<BuiltComponent>(status);
-    absl::StatusOr<std::string> layout =
-        built.ok() ? LayoutJson(built->object.get()) : absl::StatusOr<std::string>(built.status());
-    if (!layout.ok()) {
-      codes.push_back(layout.status());
-      continue;
-    }
-    if (*layout != serialized.layouts[p]) {
-      codes.push_back(
-          absl::FailedPreconditionError("its layout from IR differs from its layout from source"));
-      continue;
-    }
-    ComPtr<ISlangBlob> code;
-    ComPtr<ISlangBlob> diagnostics;
-    const SlangResult result =
-        built->object->getEntryPointCode(programs[p].entry_point_index, programs[p].target_index,
-                                         code.WriteRef(), diagnostics.WriteRef());
-    if (SLANG_FAILED(result) || !code) {
-      codes.push_back(absl::InvalidArgumentError(fmt::format(
-          "Slang failed to generate its code from IR: {}", BlobToString(diagnostics.get()))));
-      continue;
-    }
-    codes.push_back(BlobToString(code.get()));
+    codes.push_back(Contained("rebuilding a kernel over modules loaded from IR", [&] {
+      return RebuildOne(*session, programs[p], serialized, *uses, serialized.layouts[p], loaded);
+    }));
+    // Slang may have been left half way through whatever threw.
+    if (!codes.back().ok() && absl::IsInternal(codes.back().status())) session.reset();
   }
   return codes;
+}
+
+absl::StatusOr<std::string> IrModuleBuilder::RebuildOne(ReplaySession& session,
+                                                        const RecordedProgram& program,
+                                                        const SerializedSession& serialized,
+                                                        const std::vector<size_t>& uses,
+                                                        const std::string& source_layout,
+                                                        absl::flat_hash_set<size_t>& loaded) {
+  const RecordedWorkingDirectory working_directory(session.working_directory());
+  if (absl::Status status = session.Admit(*program.snapshot); !status.ok()) return status;
+  for (size_t index : uses) {
+    const SerializedModule& module = serialized.modules[index];
+    // Loaded from the snapshot's source when the program is built.
+    if (loaded.contains(index) || !module.source_only.empty()) continue;
+    absl::StatusOr<slang::IModule*> from_ir = session.LoadFromIr(module.description, module.ir);
+    if (!from_ir.ok()) return from_ir.status();
+    loaded.insert(index);
+  }
+  absl::StatusOr<BuiltComponent> built =
+      BuildRecordedProgram(session, program.program, *program.snapshot);
+  if (!built.ok()) return built.status();
+  absl::StatusOr<std::string> layout = LayoutJson(built->object.get());
+  if (!layout.ok()) return layout.status();
+  if (*layout != source_layout)
+    return absl::FailedPreconditionError("its layout from IR differs from its layout from source");
+  ComPtr<ISlangBlob> code;
+  ComPtr<ISlangBlob> diagnostics;
+  const SlangResult result = built->object->getEntryPointCode(
+      program.entry_point_index, program.target_index, code.WriteRef(), diagnostics.WriteRef());
+  if (SLANG_FAILED(result) || !code) {
+    return absl::InvalidArgumentError(fmt::format("Slang failed to generate its code from IR: {}",
+                                                  BlobToString(diagnostics.get())));
+  }
+  return BlobToString(code.get());
 }
 
 }  // namespace spreplay

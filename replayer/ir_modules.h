@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "interpose/component.h"
 #include "interpose/session_config.h"
@@ -21,6 +22,8 @@
 #include "slang.h"
 
 namespace spreplay {
+
+class ReplaySession;
 
 // A recorded kernel of one session configuration.
 struct RecordedProgram {
@@ -40,6 +43,13 @@ struct SerializedModule {
   ComponentPtr description;  // as the hooks describe it when Slang loads it from source
   std::string ir;
   std::vector<size_t> imports;  // the modules it imports, directly or not, in load order
+  // Why it can only be loaded from source, or empty. Slang loads modules
+  // that import each other in a cycle from source, but one of them loaded
+  // from IR imports the others as it reads its declarations, from source,
+  // which then import it while it is half loaded: Slang aborts, from a
+  // destructor, which ends the process. So such a cycle, and every module
+  // that imports it, is rebuilt from source, and never archived as IR.
+  std::string source_only;
 };
 
 struct SerializedSession {
@@ -67,6 +77,16 @@ class IrModuleBuilder {
       const SerializedSession& serialized);
 
  private:
+  SerializedSession SerializeUncontained(const SessionConfig& config,
+                                         const std::vector<RecordedProgram>& programs);
+  // One program of RebuildFromIr in `session`; `loaded`: the modules
+  // `session` holds from IR already.
+  absl::StatusOr<std::string> RebuildOne(ReplaySession& session, const RecordedProgram& program,
+                                         const SerializedSession& serialized,
+                                         const std::vector<size_t>& uses,
+                                         const std::string& source_layout,
+                                         absl::flat_hash_set<size_t>& loaded);
+
   explicit IrModuleBuilder(ComPtr<slang::IGlobalSession> global_session)
       : global_session_(std::move(global_session)) {}
   ComPtr<slang::IGlobalSession> global_session_;

@@ -2,6 +2,7 @@
 
 #include <chrono>
 
+#include "common/contained_call.h"
 #include "common/seconds_since.h"
 #include "fmt/format.h"
 #include "interpose/blobs.h"
@@ -66,6 +67,17 @@ absl::StatusOr<ReplayedKernel> Replayer::Replay(const SessionConfig& config,
                                                 const ComponentPtr& linked_program,
                                                 int64_t entry_point_index, int64_t target_index,
                                                 const Snapshot& snapshot) {
+  // A session Slang threw in is dropped as the exception leaves it.
+  return Contained("replaying the kernel", [&] {
+    return ReplayUncontained(config, linked_program, entry_point_index, target_index, snapshot);
+  });
+}
+
+absl::StatusOr<ReplayedKernel> Replayer::ReplayUncontained(const SessionConfig& config,
+                                                           const ComponentPtr& linked_program,
+                                                           int64_t entry_point_index,
+                                                           int64_t target_index,
+                                                           const Snapshot& snapshot) {
   if (absl::Status status = CheckReplayable(linked_program); !status.ok()) return status;
   const Digest key = config.LocationDigest();
   if (options_.reuse_sessions) {

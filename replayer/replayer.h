@@ -65,6 +65,10 @@ class Replayer {
                                         const Snapshot& snapshot);
 
  private:
+  absl::StatusOr<ReplayedKernel> ReplayUncontained(const SessionConfig& config,
+                                                   const ComponentPtr& linked_program,
+                                                   int64_t entry_point_index, int64_t target_index,
+                                                   const Snapshot& snapshot);
   explicit Replayer(ReplayerOptions options)
       : options_(std::move(options)), sessions_(options_.max_cached_sessions) {}
 

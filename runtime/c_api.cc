@@ -1,5 +1,6 @@
 #include "runtime/c_api.h"
 
+#include <atomic>
 #include <cstring>
 #include <string>
 #include <type_traits>
@@ -17,9 +18,8 @@ namespace {
 
 // Process-wide: the Python side talks to one native instance per process.
 struct NativeState {
-  std::string last_error;
   KernelTable kernels;
-  spreplay_compile_callback compile_callback = nullptr;
+  std::atomic<spreplay_compile_callback> compile_callback = nullptr;
   std::unique_ptr<TraceRecorder> recorder;
   std::unique_ptr<ArchiveKernels> archive;
   std::unique_ptr<ArchiveModules> modules;
@@ -32,8 +32,14 @@ NativeState& Native() {
   return *state;
 }
 
+// Per thread, so that a failure on one thread is never reported as another's.
+std::string& LastError() {
+  thread_local std::string last_error;
+  return last_error;
+}
+
 int Fail(const absl::Status& status) {
-  Native().last_error = std::string(status.message());
+  LastError() = std::string(status.message());
   return -1;
 }
 
@@ -57,9 +63,9 @@ Result Guarded(Call call, Result on_exception = -1) noexcept {
   try {
     return call();
   } catch (const std::exception& error) {
-    Native().last_error = std::string("internal error: ") + error.what();
+    LastError() = std::string("internal error: ") + error.what();
   } catch (...) {
-    Native().last_error = "internal error";
+    LastError() = "internal error";
   }
   return on_exception;
 }
@@ -132,7 +138,7 @@ size_t SummaryJson(char* buffer, size_t size) {
 
 using spreplay::Native;
 
-const char* spreplay_last_error(void) { return Native().last_error.c_str(); }
+const char* spreplay_last_error(void) { return spreplay::LastError().c_str(); }
 
 int spreplay_configure(const char* slang_library, const char* toolchain, int verbose) {
   return spreplay::Guarded([&]() -> int {

@@ -2,7 +2,8 @@
 // The C interface the Python package loads with ctypes. A C ABI keeps the
 // native library independent of the Python version and free of any binding
 // framework; every function returns 0 on success or writes a message that
-// spreplay_last_error returns.
+// spreplay_last_error returns on the same thread (each thread has its own,
+// valid until that thread's next call).
 
 #include <stddef.h>
 #include <stdint.h>

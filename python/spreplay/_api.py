@@ -37,6 +37,7 @@ class CompiledKernel:
     compiled: bool
     message: str  # why it failed ("" when compiled)
     replay_cached: bool
+    ptx_renamed_registers: int  # 0: identical PTX; else the same program, registers renamed
     optix: bool
     front_end_seconds: float
     codegen_seconds: float
@@ -122,7 +123,8 @@ def _run(arguments: list[str]) -> subprocess.CompletedProcess:
 def _compile_result(archive: Path, report: dict[str, Any], log: str) -> CompileResult:
     kernels = tuple(
         CompiledKernel(key=k["key"], label=k["label"], compiled=k["status"] == "compiled", message=k["message"],
-                       replay_cached=k["replayCached"], optix=k["optix"], front_end_seconds=k["frontEndSeconds"],
+                       replay_cached=k["replayCached"], ptx_renamed_registers=k["ptxRenamedRegisters"],
+                       optix=k["optix"], front_end_seconds=k["frontEndSeconds"],
                        codegen_seconds=k["codegenSeconds"], sass_seconds=dict(k["sassSeconds"]),
                        ptx_bytes=k["ptxBytes"], fatbin_bytes=k["fatbinBytes"])
         for k in report["kernels"])
