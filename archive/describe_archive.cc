@@ -174,6 +174,7 @@ std::string DescribeAsJson(const Archive& archive) {
     json.Key("fromString").Bool(module.getSourceLookup().size() > 0);
     json.Key("files").Uint(module.getFiles().size());
     json.Key("imports").Uint(module.getImports().size());
+    json.Key("irOffset").Uint(module.getBlob().getOffset());
     json.Key("irBytes").Uint(module.getBlob().getSize());
     json.EndObject();
   }

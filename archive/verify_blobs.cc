@@ -1,5 +1,7 @@
 #include "archive/verify_blobs.h"
 
+#include "fmt/format.h"
+
 namespace spreplay {
 
 BlobDamage VerifyEveryBlob(const Archive& archive) {
@@ -13,7 +15,21 @@ BlobDamage VerifyEveryBlob(const Archive& archive) {
       if (!bytes.ok()) result.damaged.emplace_back(bytes.status().message());
     }
   }
+  const size_t modules = archive.index().getModules().size();
+  for (size_t position = 0; position < modules; ++position) {
+    ++result.modules_checked;
+    absl::StatusOr<std::span<const std::byte>> ir = archive.ModuleIr(position);
+    if (!ir.ok()) result.damaged.emplace_back(ir.status().message());
+  }
   return result;
+}
+
+std::string DamageSummary(const BlobDamage& damage, const std::string& path) {
+  return fmt::format(
+      "{} of {} blobs ({} kernel images, {} module IR) in {} are damaged; rebuild it with "
+      "`spreplay compile`",
+      damage.damaged.size(), damage.blobs_checked + damage.modules_checked, damage.blobs_checked,
+      damage.modules_checked, path);
 }
 
 }  // namespace spreplay

@@ -11,6 +11,7 @@ int RunExplain(std::span<char*> args);
 int RunExtract(std::span<char*> args);
 int RunInspect(std::span<char*> args);
 int RunMerge(std::span<char*> args);
+int RunVerify(std::span<char*> args);
 int RunVersion(std::span<char*> args);
 
 }  // namespace spreplay

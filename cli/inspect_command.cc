@@ -40,9 +40,7 @@ int RunInspect(std::span<char*> args) {
     const BlobDamage damage = VerifyEveryBlob(*archive);
     for (const std::string& message : damage.damaged) fmt::print(stderr, "spreplay: {}\n", message);
     if (damage.damaged.empty()) return 0;
-    fmt::print(stderr,
-               "spreplay: {} of {} blobs in {} are damaged; rebuild it with `spreplay compile`\n",
-               damage.damaged.size(), damage.blobs_checked, path);
+    fmt::print(stderr, "spreplay: {}\n", DamageSummary(damage, path));
     return 1;
   }
   absl::StatusOr<Trace> trace = Trace::Read(path);

@@ -18,6 +18,7 @@ commands:
   compile TRACE... -o OUT     build a kernel archive from traces (no GPU needed)
   explain TRACE ARCHIVE       say why each kernel of TRACE is or is not served by ARCHIVE
   extract ARCHIVE KEY -o OUT  write one archived kernel (a fatbin, or an OptiX program's PTX)
+  verify ARCHIVE              check every kernel image and module IR against its checksum
   version                     print versions
 
 environment (in the app's process):
@@ -44,6 +45,7 @@ int main(int argc, char** argv) {
   if (command == "extract") return spreplay::RunExtract(rest);
   if (command == "inspect") return spreplay::RunInspect(rest);
   if (command == "merge") return spreplay::RunMerge(rest);
+  if (command == "verify") return spreplay::RunVerify(rest);
   if (command == "version") return spreplay::RunVersion(rest);
   fmt::print(stderr, "spreplay: unknown command '{}'\n\n{}", command, kUsage);
   return 2;

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <deque>
 #include <memory>
+#include <type_traits>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
@@ -88,29 +89,65 @@ struct PartitionOutcome {
   std::vector<std::pair<Digest, UnservedModule>> refused;
 };
 
-// The programs' indices, split so that the snapshots of each part agree on
-// every file. A hot reload records one path with two contents in one session
-// configuration; a Slang session holds one of them, so each version's
-// programs are serialized and verified in a session of their own.
+// What a part's session must hold for a program: the bytes of each file, and
+// the text of each module loaded from a string, by its name. Slang keeps one
+// module per name in a session and hands it out again for a load of the same
+// name with another text.
+struct SessionContents {
+  absl::flat_hash_map<std::string, const std::string*> files;
+  absl::flat_hash_map<std::string, Digest> string_modules;
+};
+
+SessionContents ContentsOf(const RecordedProgram& program) {
+  SessionContents contents;
+  for (const auto& [path, bytes] : program.snapshot->files)
+    contents.files.emplace(path, bytes.get());
+  ForEachDistinctNode(program.program, [&](const Component& node) {
+    if (node.kind == Component::Kind::kModule && node.source)
+      contents.string_modules.emplace(node.name, node.digest);
+  });
+  for (const ComponentPtr& module : program.snapshot->string_modules)
+    contents.string_modules.emplace(module->name, module->digest);
+  return contents;
+}
+
+template <typename Map>
+bool Agree(const Map& program, const Map& part) {
+  return std::all_of(program.begin(), program.end(), [&](const auto& entry) {
+    auto it = part.find(entry.first);
+    if (it == part.end()) return true;
+    if constexpr (std::is_pointer_v<typename Map::mapped_type>)
+      return *it->second == *entry.second;
+    else
+      return it->second == entry.second;
+  });
+}
+
+// The programs' indices, split so that each part's programs agree on every
+// file and every string module's text. A hot reload records one path with
+// two contents in one session configuration, and processes of one app may
+// each load another text under one module name (sgl numbers the modules
+// `load_program` makes of `additional_source` per process); a Slang session
+// holds one of each, so each version's programs are serialized and verified
+// in a session of their own.
 std::vector<std::vector<size_t>> ConsistentParts(const std::vector<RecordedProgram>& programs) {
   std::vector<std::vector<size_t>> parts;
-  std::vector<absl::flat_hash_map<std::string, const std::string*>> files_of_part;
+  std::vector<SessionContents> contents_of_part;
   for (size_t p = 0; p < programs.size(); ++p) {
-    const auto& files = programs[p].snapshot->files;
-    auto agrees = [&](const absl::flat_hash_map<std::string, const std::string*>& part_files) {
-      return std::all_of(files.begin(), files.end(), [&](const auto& file) {
-        auto it = part_files.find(file.first);
-        return it == part_files.end() || *it->second == *file.second;
-      });
-    };
+    const SessionContents contents = ContentsOf(programs[p]);
     size_t part = 0;
-    while (part < parts.size() && !agrees(files_of_part[part])) ++part;
+    while (part < parts.size() &&
+           !(Agree(contents.files, contents_of_part[part].files) &&
+             Agree(contents.string_modules, contents_of_part[part].string_modules)))
+      ++part;
     if (part == parts.size()) {
       parts.emplace_back();
-      files_of_part.emplace_back();
+      contents_of_part.emplace_back();
     }
     parts[part].push_back(p);
-    for (const auto& [path, bytes] : files) files_of_part[part].try_emplace(path, bytes.get());
+    contents_of_part[part].files.insert(contents.files.begin(), contents.files.end());
+    contents_of_part[part].string_modules.insert(contents.string_modules.begin(),
+                                                 contents.string_modules.end());
   }
   return parts;
 }

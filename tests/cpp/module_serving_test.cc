@@ -4,7 +4,9 @@
 // archive instead of running Slang's front end, under the same kernel keys,
 // and fall back to source whenever a file differs.
 
+#include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <memory>
 #include <string>
@@ -269,6 +271,49 @@ TEST_F(ServedModulesTest, StrictModeRefusesAModuleThatWouldLoadFromSource) {
   EXPECT_EQ(user, nullptr);
   EXPECT_THAT(BlobToString(diagnostics.get()), HasSubstr("SLANGPY_KERNELS_STRICT_MODULES"));
   EXPECT_THAT(BlobToString(diagnostics.get()), HasSubstr("helper.slang changed"));
+}
+
+TEST_F(ServedModulesTest, DamagedIrCostsItsModuleButNeitherTheOthersNorAnyKernelKey) {
+  // One byte flipped inside slangpy's library IR, in a copy of the archive.
+  const auto modules_of = archive_->index().getModules();
+  size_t slangpy = modules_of.size();
+  for (size_t i = 0; i < modules_of.size(); ++i) {
+    if (std::string_view(modules_of[static_cast<unsigned>(i)].getName().cStr()) == "slangpy")
+      slangpy = i;
+  }
+  ASSERT_LT(slangpy, modules_of.size());
+  absl::StatusOr<std::span<const std::byte>> ir = archive_->ModuleIr(slangpy);
+  ASSERT_TRUE(ir.ok()) << ir.status();
+  std::string bytes;
+  {
+    std::ifstream in(work_.path() / "kernels.sprk", std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  const std::string_view middle(reinterpret_cast<const char*>(ir->data()) + ir->size() / 2, 64);
+  const size_t at = bytes.find(middle);
+  ASSERT_NE(at, std::string::npos);
+  bytes[at + 7] ^= 0x20;
+  std::vector<std::byte> damaged_bytes(bytes.size());
+  std::memcpy(damaged_bytes.data(), bytes.data(), bytes.size());
+  absl::StatusOr<Archive> damaged = Archive::Open(damaged_bytes, "damaged.sprk");
+  ASSERT_TRUE(damaged.ok()) << damaged.status();
+
+  ArchiveModules modules(*damaged, /*strict=*/false);
+  Switch().Use(&modules);
+  const HookCounts before = GetHookCounts();
+  const std::vector<Recording> kernels = RecordTwoCallSites(sources_, 0, &front_);
+  const HookCounts after = GetHookCounts();
+  Switch().Use(nullptr);
+  ASSERT_EQ(kernels.size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(kernels[i].program->digest, recordings_[i].program->digest) << i;
+    EXPECT_EQ(kernels[i].code, recordings_[i].code) << i;
+  }
+  // The user's module and its helper do not import slangpy's library.
+  EXPECT_GE(after.modules_served - before.modules_served, 2u);
+  std::vector<std::string> reasons;
+  for (const MissRecord& miss : modules.misses()) reasons.push_back(miss.reason);
+  EXPECT_THAT(reasons, ::testing::Contains(HasSubstr("fails its checksum")));
 }
 
 TEST(ServedHotReloadTest, BothVersionsOfAReloadedFileAreArchivedAndServed) {

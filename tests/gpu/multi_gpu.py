@@ -292,7 +292,8 @@ def job_environment(**overrides: str) -> dict[str, str]:
     return env
 
 
-TAGGED = re.compile(r"(?:^|\s)(summary|timing) (\{.*\})\s*$")
+# A launcher may put its own prefix before a worker's line, e.g. "[default0]:".
+TAGGED = re.compile(r"(?:^|[\s:\]])(summary|timing) (\{.*\})\s*$")
 
 
 def tagged_lines(text: str) -> dict[str, dict[int, dict]]:

@@ -180,6 +180,22 @@ def test_inspect_verifies_every_blob(archive: Path, tmp_path: Path) -> None:
     assert run_spreplay("inspect", str(archive)).returncode == 0
 
 
+def test_inspect_and_verify_check_module_ir_too(archive: Path, tmp_path: Path) -> None:
+    module = inspect_json(archive)["modules"][0]
+    data = bytearray(archive.read_bytes())
+    data[module["irOffset"] + module["irBytes"] // 2] ^= 0xFF
+    damaged = tmp_path / "damaged.sprk"
+    damaged.write_bytes(bytes(data))
+    for command in ("inspect", "verify"):
+        proc = run_spreplay(command, str(damaged), check=False)
+        assert proc.returncode == 1, (command, proc.stderr)
+        assert f"the IR of module '{module['name']}'" in proc.stderr, (command, proc.stderr)
+        assert "1 of" in proc.stderr and "are damaged" in proc.stderr, (command, proc.stderr)
+    intact = run_spreplay("verify", str(archive))
+    assert intact.returncode == 0 and "intact" in intact.stdout, intact.stderr
+    assert run_spreplay("verify", check=False).returncode == 2
+
+
 def test_inspect_into_a_closed_pipe_ends_quietly() -> None:
     # As `spreplay inspect ... | head` once `head` has gone: through the Python
     # launcher, which hands the tool SIGPIPE ignored.

@@ -32,7 +32,8 @@ DIR/rank<R>. --hold DIR is for the killed-rank check: after the first step
 each rank creates DIR/rank<R>.first-step; rank --victim then builds one new
 call site after another (DIR/rank<R>.built<D> after each) until it is
 killed, and the others wait for DIR/go, then finish alone (no further
-collective: a peer is gone): the predictions, the outputs, the summary.
+collective: a peer is gone): the predictions, the outputs, the summary,
+DIR/rank<R>.done; rank 0 exits once every other survivor is done.
 """
 
 from __future__ import annotations
@@ -124,10 +125,12 @@ def device_with_caches(cache_dir: Path) -> spy.Device:
     """What create_torch_device builds (slangpy/core/utils.py: the current
     CUDA context's handles, slangpy's shader path), plus slangpy's shader and
     module caches, which it does not take."""
+    shaders, modules = cache_dir / "shaders", cache_dir / "modules"
+    for path in (shaders, modules):
+        path.mkdir(parents=True, exist_ok=True)
     handles = spy.get_cuda_current_context_native_handles()
     return spy.Device(type=spy.DeviceType.cuda, compiler_options={"include_paths": [spy.SHADER_PATH]},
-                      existing_device_handles=handles, shader_cache_path=str(cache_dir / "shaders"),
-                      module_cache_path=str(cache_dir / "modules"))
+                      existing_device_handles=handles, shader_cache_path=str(shaders), module_cache_path=str(modules))
 
 
 def check_device_ordinal(device: spy.Device, local_rank: int) -> None:
@@ -228,6 +231,20 @@ def record_until_killed(module: spy.Module, x: torch.Tensor, hold: Path, rank: i
     os._exit(3)
 
 
+def leave_held_job(hold: Path, rank: Rank, victim: int) -> None:
+    """Ends a rank of a held job without NCCL's teardown, which could wait for
+    the killed peer forever. Rank 0 leaves last: it serves the job's store,
+    which the others' process groups may still poll."""
+    (hold / f"rank{rank.rank}.done").touch()
+    if rank.rank == 0:
+        for other in range(1, rank.world):
+            if other != victim:
+                wait_for(hold / f"rank{other}.done")
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
+
+
 def spreplay_summary() -> dict:
     try:
         import spreplay
@@ -252,6 +269,40 @@ def parse_args() -> argparse.Namespace:
     return args
 
 
+def training_step(module: spy.Module, parameters: list[torch.Tensor], x: torch.Tensor, y: torch.Tensor,
+                  rank: Rank, distributed: bool) -> tuple[torch.Tensor, torch.Tensor, list[torch.Tensor]]:
+    """One step of data-parallel SGD: this rank's loss, the loss averaged over
+    the ranks, and this rank's gradients before they were averaged."""
+    loss = slangpy_loss(module, *parameters, x, y)
+    loss.backward()
+    local_gradients = [p.grad.clone() for p in parameters]
+    global_loss = loss.detach().clone()
+    if distributed:
+        average_gradients(parameters, rank.world)
+        dist.all_reduce(global_loss)
+        global_loss /= rank.world
+    sgd_step(parameters)
+    return loss.detach(), global_loss, local_gradients
+
+
+def print_first_step(rank: Rank, device_start: float) -> None:
+    torch.cuda.synchronize()
+    end = time.perf_counter()
+    print("timing " + json.dumps({
+        "rank": rank.rank, "world": rank.world,
+        "device_to_first_step_s": round(end - device_start, 6),
+        "start_to_first_step_s": round(end - PROCESS_START, 6),
+        "start_to_device_s": round(device_start - PROCESS_START, 6),
+        "first_step_end_unix": time.time()}), flush=True)
+
+
+def hold_after_first_step(args: argparse.Namespace, module: spy.Module, x: torch.Tensor, rank: Rank) -> None:
+    (args.hold / f"rank{rank.rank}.first-step").touch()
+    if rank.rank == args.victim:
+        record_until_killed(module, x, args.hold, rank.rank)
+    wait_for(args.hold / "go")
+
+
 def train(args: argparse.Namespace, rank: Rank, distributed: bool) -> bool:
     """The job's training and outputs; True when it was held (a peer may be gone)."""
     device_start = time.perf_counter()
@@ -260,45 +311,24 @@ def train(args: argparse.Namespace, rank: Rank, distributed: bool) -> bool:
     x, y = shard(rank)
     parameters = initial_parameters(distributed)
     losses, global_losses = [], []
-    held = False
     for step in range(args.steps):
-        loss = slangpy_loss(module, *parameters, x, y)
-        loss.backward()
-        first_gradients = [p.grad.clone() for p in parameters] if step == 0 else []
-        first_parameters = [p.detach().clone() for p in parameters] if step == 0 else []
-        global_loss = loss.detach().clone()
-        if distributed:
-            average_gradients(parameters, rank.world)
-            dist.all_reduce(global_loss)
-            global_loss /= rank.world
-        sgd_step(parameters)
-        losses.append(loss.detach())
+        before = [p.detach().clone() for p in parameters]
+        loss, global_loss, gradients = training_step(module, parameters, x, y, rank, distributed)
+        losses.append(loss)
         global_losses.append(global_loss)
-        if step > 0:
-            continue
-        torch.cuda.synchronize()
-        first_step_end = time.perf_counter()
-        print("timing " + json.dumps({
-            "rank": rank.rank, "world": rank.world,
-            "device_to_first_step_s": round(first_step_end - device_start, 6),
-            "start_to_first_step_s": round(first_step_end - PROCESS_START, 6),
-            "start_to_device_s": round(device_start - PROCESS_START, 6),
-            "first_step_end_unix": time.time()}), flush=True)
-        check_against_torch(first_parameters, first_gradients, loss, x, y)
-        if args.hold is not None:
-            (args.hold / f"rank{rank.rank}.first-step").touch()
-            if rank.rank == args.victim:
-                record_until_killed(module, x, args.hold, rank.rank)
-            wait_for(args.hold / "go")
-            held = True
-            break
+        if step == 0:
+            print_first_step(rank, device_start)
+            check_against_torch(before, gradients, loss, x, y)
+            if args.hold is not None:
+                hold_after_first_step(args, module, x, rank)
+                break
     x_eval = torch.linspace(-2.0, 2.0, EVAL_POINTS, device="cuda")
     w, v = (p.detach() for p in parameters)
     predictions = module.predict(w, v, x_eval)
     np.savez(rank_output(args.out, rank.rank), losses=torch.stack(losses).cpu().numpy(),
              global_losses=torch.stack(global_losses).cpu().numpy(), w=w.cpu().numpy(), v=v.cpu().numpy(),
              predictions=predictions.cpu().numpy())
-    return held
+    return args.hold is not None
 
 
 def main() -> int:
@@ -312,9 +342,7 @@ def main() -> int:
     held = train(args, rank, distributed)
     print("summary " + json.dumps({**spreplay_summary(), "rank": rank.rank}), flush=True)
     if held:
-        # A peer was killed: NCCL's teardown could wait for it forever.
-        sys.stderr.flush()
-        os._exit(0)
+        leave_held_job(args.hold, rank, args.victim)
     if distributed:
         dist.destroy_process_group()
     return 0
