@@ -48,6 +48,10 @@ std::string ReportJson(const CompileReport& report) {
   json.Key("sassTool").String(report.sass_tool);
   json.Key("archiveBytes").Uint(report.archive_bytes);
   json.Key("wallSeconds").Double(report.wall_seconds);
+  json.Key("cpuSeconds").Double(report.cpu_seconds);
+  json.Key("criticalPathSeconds").Double(report.critical_path_seconds);
+  json.Key("criticalPathKernel").String(report.critical_path_label);
+  json.Key("appCompileSeconds").Double(report.app_compile_seconds);
   json.Key("modulesArchived").Uint(report.modules_archived);
   json.Key("modulesRefused").Uint(report.modules_refused);
   json.Key("moduleIrBytes").Uint(report.module_ir_bytes);
@@ -69,6 +73,7 @@ std::string ReportJson(const CompileReport& report) {
     for (const auto& [arch, seconds] : kernel.sass_seconds)
       json.Key(fmt::format("sm_{}", arch)).Double(seconds);
     json.EndObject();
+    json.Key("recordedCompileSeconds").Double(kernel.recorded_compile_seconds);
     json.Key("ptxBytes").Uint(kernel.ptx_bytes);
     json.Key("fatbinBytes").Uint(kernel.fatbin_bytes);
     json.EndObject();
@@ -185,6 +190,14 @@ int RunCompile(std::span<char*> args) {
              compiled, shard, fmt::join(options.arches, ",sm_"), report->sass_tool,
              report->archive_bytes, report->wall_seconds,
              failed ? fmt::format("; {} FAILED (see above)", failed) : "");
+  // What the compile cost against what it saves the app: the wall time
+  // against the slowest kernel's chain, and the CPU time against the app's.
+  fmt::print(stderr,
+             "{}: {:.1f} s wall, {:.1f} s CPU; critical path {:.1f} s ({}); the app's own compile "
+             "of these kernels took {:.1f} s\n",
+             output, report->wall_seconds, report->cpu_seconds, report->critical_path_seconds,
+             report->critical_path_label.empty() ? "no kernel" : report->critical_path_label,
+             report->app_compile_seconds);
   if (options.modules) {
     fmt::print(stderr, "{}: {} module(s) as verified IR, {:.1f} MB, in {:.1f} s{}\n", output,
                report->modules_archived, report->module_ir_bytes / 1e6, report->module_seconds,

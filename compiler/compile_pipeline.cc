@@ -1,5 +1,8 @@
 #include "compiler/compile_pipeline.h"
 
+#include <sys/resource.h>
+
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <mutex>
@@ -248,12 +251,30 @@ void PackFatbin(const FatbinPacker& packer, KernelJob& job) {
   job.outcome.fatbin_bytes = job.fatbin.size();
 }
 
+// User and system time of this process and of its waited-for children.
+double ProcessCpuSeconds() {
+  double seconds = 0;
+  for (int who : {RUSAGE_SELF, RUSAGE_CHILDREN}) {
+    rusage usage{};
+    if (getrusage(who, &usage) != 0) continue;
+    for (const timeval& time : {usage.ru_utime, usage.ru_stime})
+      seconds += static_cast<double>(time.tv_sec) + static_cast<double>(time.tv_usec) / 1e6;
+  }
+  return seconds;
+}
+
 std::vector<std::byte> Bytes(std::string_view text) {
   const auto* begin = reinterpret_cast<const std::byte*>(text.data());
   return std::vector<std::byte>(begin, begin + text.size());
 }
 
 }  // namespace
+
+double KernelOutcome::critical_seconds() const {
+  double slowest_sass = 0;
+  for (const auto& [arch, seconds] : sass_seconds) slowest_sass = std::max(slowest_sass, seconds);
+  return front_end_seconds + codegen_seconds + slowest_sass;
+}
 
 size_t CompileReport::failed() const {
   size_t count = 0;
@@ -276,6 +297,7 @@ std::vector<const KernelRecord*> KernelsOfShard(const Trace& trace, const Compil
 absl::StatusOr<CompileReport> CompileTrace(const Trace& trace, const std::string& output,
                                            const CompileOptions& options) {
   const Clock::time_point start = Clock::now();
+  const double cpu_at_start = ProcessCpuSeconds();
   // Every kernel needs Slang: without it, one message, not one per kernel.
   if (absl::StatusOr<const SlangLibrary*> slang = ReplayerSlang(); !slang.ok())
     return slang.status();
@@ -309,6 +331,7 @@ absl::StatusOr<CompileReport> CompileTrace(const Trace& trace, const std::string
     jobs[i].record = records[i];
     jobs[i].outcome.key = jobs[i].record->key;
     jobs[i].outcome.status = KernelOutcome::Status::kCompiled;
+    jobs[i].outcome.recorded_compile_seconds = jobs[i].record->compile_seconds;
     DescribeCallSite(trace, jobs[i]);
     jobs[i].program = trace.FindComponent(jobs[i].record->program);
   }
@@ -411,6 +434,14 @@ absl::StatusOr<CompileReport> CompileTrace(const Trace& trace, const std::string
     report.archive_bytes = std::filesystem::file_size(output, ignored);
   }
   report.wall_seconds = SecondsSince(start);
+  report.cpu_seconds = ProcessCpuSeconds() - cpu_at_start;
+  for (const KernelOutcome& kernel : report.kernels) {
+    report.app_compile_seconds += kernel.recorded_compile_seconds;
+    if (kernel.critical_seconds() > report.critical_path_seconds) {
+      report.critical_path_seconds = kernel.critical_seconds();
+      report.critical_path_label = kernel.label;
+    }
+  }
   return report;
 }
 

@@ -26,6 +26,11 @@ struct KernelOutcome {
   std::map<uint32_t, double> sass_seconds;  // per arch; 0 for a cache hit
   uint64_t ptx_bytes = 0;
   uint64_t fatbin_bytes = 0;
+  double recorded_compile_seconds = 0;  // what getEntryPointCode took in the app
+
+  // Replay, then its slowest SASS: the longest this kernel keeps a compile
+  // waiting, however many jobs it has.
+  double critical_seconds() const;
 };
 
 struct CompileReport {
@@ -38,6 +43,13 @@ struct CompileReport {
   uint64_t module_ir_bytes = 0;
   double module_seconds = 0;
   double wall_seconds = 0;
+  // Of this process and the compilers it ran (ptxas), user and system.
+  double cpu_seconds = 0;
+  // The slowest kernel's critical_seconds, and its label.
+  double critical_path_seconds = 0;
+  std::string critical_path_label;
+  // The app's own compile time for the same kernels, as recorded.
+  double app_compile_seconds = 0;
 
   size_t failed() const;
 };

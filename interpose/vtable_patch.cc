@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include "common/fmt_absl.h"
@@ -19,8 +20,11 @@ int ProtectionOf(uintptr_t address) {
   std::FILE* maps = std::fopen("/proc/self/maps", "r");
   if (!maps) return PROT_READ;
   int protection = PROT_READ;
-  char line[512];
-  while (std::fgets(line, sizeof line, maps)) {
+  // Whole lines, however long their paths: a fixed buffer would split one,
+  // and the rest of a path could then read as an address range.
+  char* line = nullptr;
+  size_t capacity = 0;
+  while (getline(&line, &capacity, maps) != -1) {
     uintptr_t begin = 0, end = 0;
     char perms[5] = {};
     if (std::sscanf(line, "%lx-%lx %4s", &begin, &end, perms) != 3) continue;
@@ -29,6 +33,7 @@ int ProtectionOf(uintptr_t address) {
                  (perms[2] == 'x' ? PROT_EXEC : 0);
     break;
   }
+  std::free(line);
   std::fclose(maps);
   return protection;
 }

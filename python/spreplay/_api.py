@@ -52,6 +52,9 @@ class CompileResult:
     sass_tool: str
     archive_bytes: int
     wall_seconds: float
+    cpu_seconds: float  # the compile's and its compilers' (ptxas)
+    critical_path_seconds: float  # the slowest kernel's replay plus its slowest SASS
+    app_compile_seconds: float  # the app's own compile of the same kernels, as recorded
     modules_archived: int
     modules_refused: int
     module_ir_bytes: int
@@ -129,7 +132,9 @@ def _compile_result(archive: Path, report: dict[str, Any], log: str) -> CompileR
                        ptx_bytes=k["ptxBytes"], fatbin_bytes=k["fatbinBytes"])
         for k in report["kernels"])
     return CompileResult(archive=archive, sass_tool=report["sassTool"], archive_bytes=report["archiveBytes"],
-                         wall_seconds=report["wallSeconds"], modules_archived=report["modulesArchived"],
+                         wall_seconds=report["wallSeconds"], cpu_seconds=report["cpuSeconds"],
+                         critical_path_seconds=report["criticalPathSeconds"],
+                         app_compile_seconds=report["appCompileSeconds"], modules_archived=report["modulesArchived"],
                          modules_refused=report["modulesRefused"], module_ir_bytes=report["moduleIrBytes"],
                          module_seconds=report["moduleSeconds"], kernels=kernels, log=log)
 

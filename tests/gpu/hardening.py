@@ -18,6 +18,9 @@ to stock and exactly the served and compiled counts stated below.
   recorders      8 processes record into one trace at once; one is SIGKILLed
                  while it is still recording; every call site the 7 survivors
                  recorded is then served in strict mode
+  damaged-module one byte of slangpy's library IR flipped in the archive:
+                 `spreplay verify` says so, the library loads from source
+                 with that reason, and all 8 kernels are still served
 
     python tests/gpu/hardening.py --out DIR [--checks devices,threads,...]
 
@@ -218,12 +221,40 @@ def check_recorders(runner: Runner, work: Path) -> dict:
             "compile_exit": compiled.returncode, "compile_tail": compiled.stderr[-1500:], "served": served}
 
 
+def check_damaged_module(runner: Runner, work: Path) -> dict:
+    result = record_compile_serve(runner, work, "devices", [], served=8)
+    result.pop("trace")
+    archive = runner.spreplay("inspect", str(work / "kernels.sprk"), "--json")
+    modules = [m for m in json.loads(archive.stdout)["modules"] if m["name"] == "slangpy"]
+    expect(modules, "the archive holds no IR of slangpy's library")
+    data = bytearray((work / "kernels.sprk").read_bytes())
+    for module in modules:
+        data[module["irOffset"] + module["irBytes"] // 2] ^= 0xFF
+    damaged = work / "damaged.sprk"
+    damaged.write_bytes(bytes(data))
+    verify = runner.spreplay("verify", str(damaged), check=False)
+    expect(verify.returncode == 1 and "the IR of module 'slangpy'" in verify.stderr,
+           f"spreplay verify did not report the damage ({verify.returncode}): {verify.stderr[-800:]}")
+    # Kernels strict, modules not: the damaged library loads from source, and
+    # every kernel, whose blobs are intact, is still served under its key.
+    run = runner.app("devices", [], work / "damaged.npz",
+                     {"SLANGPY_KERNELS": str(damaged), "SLANGPY_KERNELS_STRICT": "1"})
+    expect_counts(run, 8, 0, "damaged slangpy IR")
+    module_misses = run["summary"].get("moduleMisses", [])
+    expect(any("fails its checksum" in miss["reason"] for miss in module_misses),
+           f"no module miss names the damage: {module_misses}")
+    expect(outputs_identical(work / "stock.npz", work / "damaged.npz"), "served outputs differ from stock")
+    result["damaged"] = run
+    return result
+
+
 CHECKS: dict[str, Callable[[Runner, Path], dict]] = {
     "devices": check_devices,
     "torch-devices": check_torch_devices,
     "threads": check_threads,
     "reload": check_reload,
     "recorders": check_recorders,
+    "damaged-module": check_damaged_module,
 }
 
 

@@ -112,7 +112,13 @@ def run_suite(name: str, out: Path, work: Path, args: argparse.Namespace, env: d
     argv = [sys.executable, "-m", "pytest", *targets, "--device-types", "cuda", "-p", "suite_accounting",
             "-p", "no:cacheprovider", "-q", "--rootdir", str(suite), "-o", "addopts="]
     if args.jobs > 1:
-        argv += ["-n", str(args.jobs)]
+        # A file's tests on one worker, in order: sgl names the module each
+        # load_program(additional_source=...) makes by a counter per process
+        # (additional_source_<n>), and kernel keys name their modules. Spread
+        # over workers as they come free, a test_link_time.py test gets
+        # another n from run to run: another program, which stock compiles
+        # too, and no recording can hold.
+        argv += ["-n", str(args.jobs), "--dist", "loadfile"]
     pythonpath = os.pathsep.join(filter(None, [str(HERE), os.environ.get("PYTHONPATH", "")]))
     environment = clean_environment(SPREPLAY_SUITE_LOG=str(log_dir), PYTHONPATH=pythonpath, **env)
     start = time.perf_counter()
