@@ -1,7 +1,7 @@
 # The two commands of the README, and the GPU checks. Every target installs
 # what it needs first (scripts/setup is idempotent and quick when done).
 
-.PHONY: setup demo test test-cpp test-python fuzz release release-check gpu-test gpu-test-injection gpu-test-samples gpu-test-hardening gpu-test-multi gpu-test-slangpy bench bench-record bench-compile clean
+.PHONY: setup demo test test-cpp test-python fuzz tsan release release-check gpu-test gpu-test-injection gpu-test-samples gpu-test-hardening gpu-test-multi gpu-test-slangpy bench bench-record bench-compile clean
 
 # Without a system CUDA toolkit, the tests use CUDA's compilers from NVIDIA's
 # wheels, which scripts/setup installs into the virtualenv (evaluated when a
@@ -35,6 +35,11 @@ test-python:
 
 fuzz:
 	@PYTHON=$(CURDIR)/.venv/bin/python tests/fuzz/run-fuzzers 10
+
+# The tests that share state between threads, built with ThreadSanitizer in
+# build/tsan (tests/cpp/run-tsan). CI runs it after `make test`.
+tsan: setup
+	@PYTHON=$(CURDIR)/.venv/bin/python tests/cpp/run-tsan
 
 # dist/: the manylinux_2_34 wheel and the sdist (scripts/build-release).
 release: setup
