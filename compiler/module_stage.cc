@@ -45,18 +45,21 @@ schema::PathRoot SchemaRoot(PathRoot root) {
       return schema::PathRoot::SEARCH_PATH;
     case PathRoot::kWorkingDirectory:
       return schema::PathRoot::WORKING_DIRECTORY;
+    case PathRoot::kRequestDirectory:
+      return schema::PathRoot::REQUEST_DIRECTORY;
   }
   return schema::PathRoot::ABSOLUTE;
 }
 
 ArchivedModuleFile Rooted(const SessionConfig& config, const std::string& path,
-                          const Digest& digest) {
-  const RootedPath rooted = RootPath(config, path);
+                          const Digest& digest,
+                          const std::vector<std::string>& request_directories) {
+  const RootedPath rooted = RootPath(config, path, request_directories);
   return {digest, SchemaRoot(rooted.root), rooted.index, rooted.relative, path};
 }
 
 ModuleMetadata MetadataOf(const SessionGroup& group, const SerializedSession& serialized,
-                          size_t index) {
+                          size_t index, const std::vector<std::string>& request_directories) {
   const Component& module = *serialized.modules[index].description;
   ModuleMetadata metadata;
   metadata.key = IrModuleKey(group.toolchain, group.content, module);
@@ -70,12 +73,13 @@ ModuleMetadata MetadataOf(const SessionGroup& group, const SerializedSession& se
         SourceModuleLookup(group.toolchain, group.content, module.name,
                            IsPseudoPath(module.path) ? "" : module.path, *module.source);
   } else {
-    metadata.file_path = Rooted(group.config, module.path, Digest{});
+    metadata.file_path = Rooted(group.config, module.path, Digest{}, request_directories);
     if (module.requested_name.starts_with('/'))
-      metadata.requested_file = Rooted(group.config, module.requested_name, Digest{});
+      metadata.requested_file =
+          Rooted(group.config, module.requested_name, Digest{}, request_directories);
   }
   for (const SourceFile& file : module.dependencies)
-    metadata.files.push_back(Rooted(group.config, file.path, file.content));
+    metadata.files.push_back(Rooted(group.config, file.path, file.content, request_directories));
   for (size_t imported : serialized.modules[index].imports)
     metadata.imports.push_back(
         IrModuleKey(group.toolchain, group.content, *serialized.modules[imported].description));
@@ -155,7 +159,8 @@ std::vector<std::vector<size_t>> ConsistentParts(const std::vector<RecordedProgr
 PartitionOutcome ArchivePart(const Trace& trace, IrModuleBuilder& builder,
                              const SessionGroup& group,
                              const std::vector<RecordedProgram>& programs,
-                             const std::vector<const KernelRecord*>& records) {
+                             const std::vector<const KernelRecord*>& records,
+                             const std::vector<std::string>& request_directories) {
   const SerializedSession serialized = builder.Serialize(group.config, programs);
   const std::vector<absl::StatusOr<std::string>> codes =
       builder.RebuildFromIr(group.config, programs, serialized);
@@ -219,7 +224,8 @@ PartitionOutcome ArchivePart(const Trace& trace, IrModuleBuilder& builder,
       continue;
     }
     archived[i] = true;
-    outcome.archived.emplace_back(MetadataOf(group, serialized, i), module.ir);
+    outcome.archived.emplace_back(MetadataOf(group, serialized, i, request_directories),
+                                  module.ir);
   }
   return outcome;
 }
@@ -229,7 +235,9 @@ GroupOutcome ArchiveGroup(const Trace& trace, IrModuleBuilder& builder, const Se
   std::vector<RecordedProgram> programs;
   std::vector<const KernelRecord*> records;
   for (const KernelRecord* record : group.kernels) {
-    absl::StatusOr<ComponentPtr> program = trace.FindComponent(record->program);
+    // Under the names the app gave its modules: wrappers that differ in
+    // their derived names alone are archived, and verified, one by one.
+    absl::StatusOr<ComponentPtr> program = trace.ProgramOf(*record);
     if (!program.ok()) continue;
     absl::StatusOr<Snapshot> snapshot = SnapshotFor(trace, *program);
     if (!snapshot.ok()) continue;
@@ -238,6 +246,19 @@ GroupOutcome ArchiveGroup(const Trace& trace, IrModuleBuilder& builder, const Se
         {*program, &snapshots.back(), record->entry_point_index, record->target_index});
     records.push_back(record);
   }
+  // Modules asked for by absolute path outside every root of the session
+  // (sgl's load_program(path)): their files are rooted at the request's
+  // directory, which a request from a moved app names anew.
+  std::vector<std::string> requested_by_path;
+  for (const RecordedProgram& program : programs) {
+    ForEachDistinctNode(program.program, [&](const Component& node) {
+      if (node.kind == Component::Kind::kModule && !node.source &&
+          node.requested_name.starts_with('/'))
+        requested_by_path.push_back(node.requested_name);
+    });
+  }
+  const std::vector<std::string> request_directories =
+      RequestDirectories(group.config, requested_by_path);
   // A module that several parts use (slangpy's library, say) is archived
   // once, and only if it passed in every part that used it.
   std::vector<PartitionOutcome> parts;
@@ -248,7 +269,8 @@ GroupOutcome ArchiveGroup(const Trace& trace, IrModuleBuilder& builder, const Se
       part_programs.push_back(programs[p]);
       part_records.push_back(records[p]);
     }
-    parts.push_back(ArchivePart(trace, builder, group, part_programs, part_records));
+    parts.push_back(
+        ArchivePart(trace, builder, group, part_programs, part_records, request_directories));
   }
   absl::flat_hash_set<Digest> refused;
   GroupOutcome outcome;

@@ -21,6 +21,18 @@ IModule* LoadedModuleNamed(ISession* session, const std::string& name) {
   return nullptr;
 }
 
+// The module of `session` Slang loaded from the file at `path`, under
+// whatever name: `import helper;` names it "helper", loadModule("helper.slang")
+// "helper.slang". Slang keys the modules it holds by path as well as by name.
+IModule* LoadedModuleAt(ISession* session, const std::string& path) {
+  if (path.empty()) return nullptr;
+  for (SlangInt i = 0; i < session->getLoadedModuleCount(); ++i) {
+    IModule* module = session->getLoadedModule(i);
+    if (module && module->getFilePath() && path == module->getFilePath()) return module;
+  }
+  return nullptr;
+}
+
 // Whether Slang holds the module `requested` names: "user" and "user.slang"
 // both name a module Slang called "user".
 bool HoldsModuleRequestedAs(ISession* session, const std::string& requested) {
@@ -50,6 +62,18 @@ absl::StatusOr<IModule*> LoadPlan(ISession* session, const SessionInfo& info,
                                   const std::vector<ModuleFromIr>& plan) {
   IModule* last = nullptr;
   for (const ModuleFromIr& step : plan) {
+    const std::string path = info.without_module_cache && !step.description->source
+                                 ? ModuleCacheFileName(step.path)
+                                 : step.path;
+    if (IModule* at = step.description->source ? nullptr : LoadedModuleAt(session, step.path);
+        at && at->getName() && step.name != at->getName()) {
+      // Slang would assert that it holds the path already; and the IR of the
+      // modules importing this one names it `step.name`, which that module
+      // does not resolve (unresolved external symbols at codegen).
+      return absl::FailedPreconditionError(
+          fmt::format("the session holds {} as module '{}', which the IR names '{}'", step.path,
+                      at->getName(), step.name));
+    }
     if (IModule* loaded = LoadedModuleNamed(session, step.name)) {
       if (LoadedModuleDigest(loaded) != step.description->digest) {
         return absl::FailedPreconditionError(
@@ -60,9 +84,6 @@ absl::StatusOr<IModule*> LoadPlan(ISession* session, const SessionInfo& info,
     }
     ISlangBlob* ir = NewBorrowedBlob(step.ir, step.ir_size);
     ISlangBlob* diagnostics = nullptr;
-    const std::string path = info.without_module_cache && !step.description->source
-                                 ? ModuleCacheFileName(step.path)
-                                 : step.path;
     // What Slang throws here would otherwise reach the app through sgl; the
     // module then loads from source, as it does stock.
     absl::StatusOr<IModule*> from_ir = Contained(

@@ -1,5 +1,7 @@
 #include "interpose/path_roots.h"
 
+#include <algorithm>
+
 namespace spreplay {
 namespace {
 
@@ -47,7 +49,8 @@ bool Below(const std::string& directory, const std::string& path, std::string* r
 
 }  // namespace
 
-RootedPath RootPath(const SessionConfig& config, const std::string& path) {
+RootedPath RootPath(const SessionConfig& config, const std::string& path,
+                    const std::vector<std::string>& request_directories) {
   RootedPath best{PathRoot::kAbsolute, 0, path};
   size_t best_length = 0;
   auto consider = [&](PathRoot root, uint32_t index, const std::string& directory) {
@@ -62,15 +65,48 @@ RootedPath RootPath(const SessionConfig& config, const std::string& path) {
   for (uint32_t i = 0; i < search_paths.size(); ++i)
     consider(PathRoot::kSearchPath, static_cast<uint32_t>(search_paths.size()) - 1 - i,
              SearchDirectory(config, search_paths[i]));
+  if (best.root == PathRoot::kAbsolute) {
+    for (uint32_t i = 0; i < request_directories.size(); ++i) {
+      std::string relative;
+      if (Below(request_directories[i], path, &relative))
+        return {PathRoot::kRequestDirectory, i, std::move(relative)};
+    }
+  }
   // Last: a search path that is the working directory ranks first.
   consider(PathRoot::kWorkingDirectory, 0, SearchDirectory(config, "."));
   return best;
 }
 
-std::string PathUnderRoot(const SessionConfig& config, const RootedPath& rooted) {
+std::vector<std::string> RequestDirectories(const SessionConfig& config,
+                                            const std::vector<std::string>& requested) {
+  std::vector<std::string> directories;
+  for (const std::string& path : requested) {
+    const size_t slash = path.rfind('/');
+    if (!path.starts_with('/') || slash == 0 || slash == std::string::npos) continue;
+    const RootedPath rooted = RootPath(config, path);
+    if (rooted.root != PathRoot::kAbsolute && rooted.root != PathRoot::kWorkingDirectory) continue;
+    directories.push_back(path.substr(0, slash));
+  }
+  std::sort(directories.begin(), directories.end());
+  directories.erase(std::unique(directories.begin(), directories.end()), directories.end());
+  std::vector<std::string> outermost;
+  for (const std::string& directory : directories) {
+    std::string relative;
+    if (std::none_of(outermost.begin(), outermost.end(), [&](const std::string& outer) {
+          return Below(outer, directory, &relative);
+        }))
+      outermost.push_back(directory);
+  }
+  return outermost;
+}
+
+std::string PathUnderRoot(const SessionConfig& config, const RootedPath& rooted,
+                          uint32_t request_index, const std::string& request_directory) {
   switch (rooted.root) {
     case PathRoot::kAbsolute:
       return rooted.relative;
+    case PathRoot::kRequestDirectory:
+      return rooted.index == request_index ? Join(request_directory, rooted.relative) : "";
     case PathRoot::kSlangpy:
       return Join(config.slangpy_directory, rooted.relative);
     case PathRoot::kWorkingDirectory:

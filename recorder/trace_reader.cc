@@ -21,6 +21,11 @@ struct Trace::Contents {
   std::vector<trace_schema::CallSite::Reader> call_sites;
   std::vector<KernelRecord> kernels;
   absl::flat_hash_map<Digest, trace_schema::Component::Reader> component_records;
+  // Every module from a string, by digest and name: the component record of a
+  // digest holds one name, its moduleVariant records (and component records
+  // other processes wrote) the others.
+  absl::flat_hash_map<std::pair<Digest, std::string>, trace_schema::Component::Reader>
+      string_module_records;
   absl::flat_hash_map<Digest, trace_schema::Session::Reader> session_records;
   absl::flat_hash_map<Digest, std::string_view> sources;
   std::vector<Damage> damage;
@@ -83,9 +88,21 @@ void Trace::Contents::Index(trace_schema::TraceRecord::Reader record) {
       return;
     }
     case trace_schema::TraceRecord::COMPONENT: {
-      absl::StatusOr<Digest> digest = DigestFromData(record.getComponent().getDigest());
+      auto component = record.getComponent();
+      absl::StatusOr<Digest> digest = DigestFromData(component.getDigest());
       if (!digest.ok()) break;
-      component_records.try_emplace(*digest, record.getComponent());
+      component_records.try_emplace(*digest, component);
+      if (component.getKind() == trace_schema::Component::Kind::MODULE && component.getHasSource())
+        string_module_records.try_emplace({*digest, component.getName().cStr()}, component);
+      return;
+    }
+    case trace_schema::TraceRecord::MODULE_VARIANT: {
+      auto component = record.getModuleVariant();
+      absl::StatusOr<Digest> digest = DigestFromData(component.getDigest());
+      if (!digest.ok() || component.getKind() != trace_schema::Component::Kind::MODULE ||
+          !component.getHasSource())
+        break;
+      string_module_records.try_emplace({*digest, component.getName().cStr()}, component);
       return;
     }
     case trace_schema::TraceRecord::KERNEL: {
@@ -239,6 +256,56 @@ absl::StatusOr<ComponentPtr> Trace::FindComponent(const Digest& digest) const {
   std::lock_guard lock(contents_->memo_mutex);
   contents_->components.try_emplace(digest, *component);
   return *component;
+}
+
+absl::StatusOr<ComponentPtr> Trace::FindStringModule(const Digest& digest,
+                                                     const std::string& name) const {
+  auto record = contents_->string_module_records.find({digest, name});
+  if (record == contents_->string_module_records.end())
+    return absl::NotFoundError(fmt::format("the trace has no module '{}' of digest {}", name,
+                                           digest.ToHex().substr(0, 16)));
+  // Checked against its digest, like every component.
+  return DecodeComponent(record->second,
+                         [this](const Digest& child) { return FindComponent(child); });
+}
+
+namespace {
+
+// `node` with each module from a string under the name `names` gives it, in
+// the order the recorder listed them (CollectModuleNames: pre-order).
+ComponentPtr WithRecordedNames(const Trace& trace, const ComponentPtr& node,
+                               const std::vector<std::string>& names, size_t& next) {
+  if (node->kind == Component::Kind::kModule) {
+    const size_t at = next++;
+    if (!node->source || at >= names.size() || names[at] == node->name) return node;
+    absl::StatusOr<ComponentPtr> named = trace.FindStringModule(node->digest, names[at]);
+    return named.ok() ? *named : node;
+  }
+  std::vector<ComponentPtr> children;
+  bool renamed = false;
+  for (const ComponentPtr& child : node->children) {
+    children.push_back(WithRecordedNames(trace, child, names, next));
+    renamed = renamed || children.back() != child;
+  }
+  if (!renamed) return node;
+  ComponentPtr rebuilt = WithChildren(*node, std::move(children));
+  // The digests leave derived names out: the program is the same one.
+  return rebuilt->digest == node->digest ? rebuilt : node;
+}
+
+size_t ModuleCount(const ComponentPtr& node) {
+  size_t count = node->kind == Component::Kind::kModule ? 1 : 0;
+  for (const ComponentPtr& child : node->children) count += ModuleCount(child);
+  return count;
+}
+
+}  // namespace
+
+absl::StatusOr<ComponentPtr> Trace::ProgramOf(const KernelRecord& kernel) const {
+  absl::StatusOr<ComponentPtr> program = FindComponent(kernel.program);
+  if (!program.ok() || ModuleCount(*program) != kernel.module_names.size()) return program;
+  size_t next = 0;
+  return WithRecordedNames(*this, *program, kernel.module_names, next);
 }
 
 absl::StatusOr<SessionConfig> Trace::FindSession(const Digest& digest) const {

@@ -59,6 +59,14 @@ class Trace {
   std::vector<trace_schema::CallSite::Reader> CallSitesOf(const KernelRecord& kernel) const;
 
   absl::StatusOr<ComponentPtr> FindComponent(const Digest& digest) const;
+  // The module loaded from a string of `digest` under `name`. FindComponent
+  // gives the first name a digest was recorded under; slangpy derives a
+  // wrapper's name from more than the text its digest keys.
+  absl::StatusOr<ComponentPtr> FindStringModule(const Digest& digest,
+                                                const std::string& name) const;
+  // `kernel`'s program as the app built it: FindComponent(kernel.program),
+  // with every module from a string under the name it had in that program.
+  absl::StatusOr<ComponentPtr> ProgramOf(const KernelRecord& kernel) const;
   absl::StatusOr<SessionConfig> FindSession(const Digest& digest) const;
   // The recorded bytes of a file, or nullptr.
   const std::string_view* FindSource(const Digest& digest) const;

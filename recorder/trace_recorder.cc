@@ -106,9 +106,23 @@ void TraceRecorder::OnModuleLoaded(const ComponentPtr& module,
 }
 
 void TraceRecorder::WriteComponentTree(const ComponentPtr& component) {
-  if (!component->keyable || written_.contains(component->digest)) return;
+  if (!component->keyable) return;
+  const bool string_module = component->kind == Component::Kind::kModule && component->source;
+  if (written_.contains(component->digest)) {
+    // The same content under another name: a wrapper whose name slangpy
+    // derived from more than its text. The compile must load it under this
+    // name, the one the app will ask for.
+    if (string_module && written_modules_.emplace(component->digest, component->name).second) {
+      capnp::MallocMessageBuilder message;
+      EncodeComponent(*component,
+                      message.initRoot<trace_schema::TraceRecord>().initModuleVariant());
+      Append(message);
+    }
+    return;
+  }
   for (const ComponentPtr& child : component->children) WriteComponentTree(child);
   written_.insert(component->digest);
+  if (string_module) written_modules_.emplace(component->digest, component->name);
   capnp::MallocMessageBuilder message;
   EncodeComponent(*component, message.initRoot<trace_schema::TraceRecord>().initComponent());
   Append(message);

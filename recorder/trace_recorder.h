@@ -13,6 +13,7 @@
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
@@ -52,6 +53,8 @@ class TraceRecorder final : public HookListener {
   TraceLogWriter writer_;
   std::string process_json_;
   absl::flat_hash_set<Digest> written_;
+  // Modules from strings written, by digest and name (moduleVariant records).
+  absl::flat_hash_set<std::pair<Digest, std::string>> written_modules_;
   // Toolchains this process has announced: sgl creates a global session per
   // device, and each reports its toolchain.
   absl::flat_hash_set<std::string> announced_;

@@ -25,6 +25,8 @@ PathRoot RootOf(schema::PathRoot root) {
       return PathRoot::kSearchPath;
     case schema::PathRoot::WORKING_DIRECTORY:
       return PathRoot::kWorkingDirectory;
+    case schema::PathRoot::REQUEST_DIRECTORY:
+      return PathRoot::kRequestDirectory;
   }
   return PathRoot::kAbsolute;
 }
@@ -43,9 +45,12 @@ bool IsFile(const std::string& path) {
 bool IsBareName(std::string_view name) { return name.find('/') == std::string_view::npos; }
 
 // How a request by absolute path is indexed: by the path below its root, the
-// same wherever the app and its virtualenv are installed.
+// same wherever the app and its virtualenv are installed. Below a request
+// directory, by the path alone: which of the recording's request directories
+// it was is known once the module is found.
 std::string RequestKey(const RootedPath& rooted) {
-  return fmt::format("\x01{}:{}:{}", static_cast<int>(rooted.root), rooted.index, rooted.relative);
+  const uint32_t index = rooted.root == PathRoot::kRequestDirectory ? 0 : rooted.index;
+  return fmt::format("\x01{}:{}:{}", static_cast<int>(rooted.root), index, rooted.relative);
 }
 
 }  // namespace
@@ -61,6 +66,13 @@ struct ArchiveModules::Planning {
   // archive holds, must end in an error, not in endless recursion.
   absl::flat_hash_set<size_t> visiting;
   std::vector<ModuleFromIr> plan;
+  // Where the request directory of the requested module lies now.
+  uint32_t request_index = 0;
+  std::string request_directory;
+
+  std::string Local(const RootedPath& rooted) const {
+    return PathUnderRoot(request.session->config, rooted, request_index, request_directory);
+  }
 };
 
 ArchiveModules::ArchiveModules(const Archive& archive, bool strict)
@@ -155,10 +167,9 @@ std::string ArchiveModules::ImportFoundBesideItsImporter(schema::ModuleEntry::Re
   // searches the search paths. Which of this module's files imports which is
   // not recorded, so a file now beside any of them, named as an imported
   // module was found below its search path, might be the one Slang imports.
-  const SessionConfig& config = planning.request.session->config;
   absl::flat_hash_set<std::string> directories;
   for (const auto file : module.getFiles()) {
-    const std::string local = PathUnderRoot(config, RootedOf(file));
+    const std::string local = planning.Local(RootedOf(file));
     if (const size_t slash = local.rfind('/'); slash != std::string::npos && slash > 0)
       directories.insert(local.substr(0, slash));
   }
@@ -168,7 +179,7 @@ std::string ArchiveModules::ImportFoundBesideItsImporter(schema::ModuleEntry::Re
     if (it == by_key_.end()) continue;
     const RootedPath imported = RootedOf(modules[static_cast<unsigned>(it->second)].getFilePath());
     if (imported.root != PathRoot::kSearchPath) continue;
-    const std::string local = PathUnderRoot(config, imported);
+    const std::string local = planning.Local(imported);
     for (const std::string& directory : directories) {
       const std::string beside = directory + "/" + imported.relative;
       if (beside != local && IsFile(beside))
@@ -209,7 +220,10 @@ std::string ArchiveModules::PlanOnce(size_t position, bool requested, Planning& 
   for (const auto file : module.getFiles()) {
     const RootedPath rooted = RootedOf(file);
     const Digest recorded = DigestOf(file.getDigest());
-    const std::string local = PathUnderRoot(config, rooted);
+    const std::string local = planning.Local(rooted);
+    if (local.empty() && rooted.root == PathRoot::kRequestDirectory)
+      return fmt::format("{} lies below the directory of another module requested by path",
+                         rooted.relative);
     if (local.empty())
       return fmt::format("{} lies below a search path this session lacks", rooted.relative);
     if (rooted.root == PathRoot::kAbsolute && IsPseudoPath(local)) {
@@ -239,7 +253,7 @@ std::string ArchiveModules::PlanOnce(size_t position, bool requested, Planning& 
     step.description = Component::Module(name, step.path, "", std::string(*planning.request.text),
                                          std::move(dependencies));
   } else {
-    step.path = PathUnderRoot(config, RootedOf(module.getFilePath()));
+    step.path = planning.Local(RootedOf(module.getFilePath()));
     step.description =
         Component::Module(name, module.getFilePath().getRecordedPath().cStr(),
                           module.getRequestedName().cStr(), std::nullopt, std::move(dependencies));
@@ -255,20 +269,38 @@ std::string ArchiveModules::PlanOnce(size_t position, bool requested, Planning& 
   return "";
 }
 
-std::vector<size_t> ArchiveModules::RequestedAs(const SessionInfo& session,
-                                                const std::string& requested) const {
-  const std::string key =
-      requested.starts_with('/') ? RequestKey(RootPath(session.config, requested)) : requested;
-  auto it = by_request_.find({session.digest, key});
-  return it == by_request_.end() ? std::vector<size_t>{} : it->second;
+std::vector<ArchiveModules::Candidate> ArchiveModules::RequestedAs(
+    const SessionInfo& session, const std::string& requested) const {
+  std::vector<Candidate> found;
+  auto add = [&](const std::string& key, const std::string& directory) {
+    auto it = by_request_.find({session.digest, key});
+    if (it == by_request_.end()) return;
+    for (size_t position : it->second) {
+      const auto module = archive_.index().getModules()[static_cast<unsigned>(position)];
+      found.push_back({position, module.getRequestedFile().getRootIndex(), directory});
+    }
+  };
+  if (!requested.starts_with('/')) {
+    add(requested, "");
+    return found;
+  }
+  add(RequestKey(RootPath(session.config, requested)), "");
+  // A module the recording asked for by a path below no other root: any
+  // directory of this path may be the one that request named.
+  for (size_t slash = requested.rfind('/'); slash != std::string::npos && slash > 0;
+       slash = requested.rfind('/', slash - 1)) {
+    add(RequestKey({PathRoot::kRequestDirectory, 0, requested.substr(slash + 1)}),
+        requested.substr(0, slash));
+  }
+  return found;
 }
 
 std::vector<ModuleFromIr> ArchiveModules::ServableImports(const ModuleLoadRequest& request,
                                                           const ModuleFileReader& reader) const {
-  Planning planning{request, reader, {}, {}, {}, {}};
+  Planning planning{request, reader, {}, {}, {}, {}, 0, {}};
   for (const std::string& imported : ImportedModuleNames(*request.text)) {
-    for (size_t candidate : RequestedAs(*request.session, imported)) {
-      if (Plan(candidate, false, planning).empty()) break;
+    for (const Candidate& candidate : RequestedAs(*request.session, imported)) {
+      if (Plan(candidate.position, false, planning).empty()) break;
     }
   }
   return std::move(planning.plan);
@@ -291,11 +323,13 @@ ModuleDecision ArchiveModules::DecideModule(const ModuleLoadRequest& request,
   if (sessions_.empty() && !strict_) return ModuleDecision::kPass;
   if (request.toolchain != toolchain_)
     return miss(fmt::format("the archive was built for {}", toolchain_));
-  std::vector<size_t> candidates;
+  std::vector<Candidate> candidates;
   if (request.text) {
     const Digest lookup = SourceModuleLookup(request.toolchain, request.session->digest,
                                              request.name, request.path, *request.text);
-    if (auto it = by_source_.find(lookup); it != by_source_.end()) candidates = it->second;
+    if (auto it = by_source_.find(lookup); it != by_source_.end()) {
+      for (size_t position : it->second) candidates.push_back({position, 0, ""});
+    }
   } else {
     candidates = RequestedAs(*request.session, request.requested_name);
   }
@@ -307,9 +341,11 @@ ModuleDecision ArchiveModules::DecideModule(const ModuleLoadRequest& request,
   }
   std::string first_reason;
   std::vector<ModuleFromIr> imports_that_pass;
-  for (size_t candidate : candidates) {
-    Planning planning{request, reader, {}, {}, {}, {}};
-    std::string reason = Plan(candidate, true, planning);
+  for (const Candidate& candidate : candidates) {
+    Planning planning{request, reader, {}, {}, {}, {}, 0, {}};
+    planning.request_index = candidate.request_index;
+    planning.request_directory = candidate.request_directory;
+    std::string reason = Plan(candidate.position, true, planning);
     if (reason.empty()) {
       *plan = std::move(planning.plan);
       return ModuleDecision::kServe;

@@ -38,8 +38,15 @@ class ArchiveModules final : public HookListener {
 
  private:
   struct Planning;
+  struct Candidate {
+    size_t position;  // in the archive's modules
+    // Below a request directory: which of the recording's, and where it lies now.
+    uint32_t request_index = 0;
+    std::string request_directory;
+  };
   // The archived modules a request for `requested` finds.
-  std::vector<size_t> RequestedAs(const SessionInfo& session, const std::string& requested) const;
+  std::vector<Candidate> RequestedAs(const SessionInfo& session,
+                                     const std::string& requested) const;
   // The modules a wrapper the archive lacks imports, as far as they can be
   // served: loaded before Slang compiles the wrapper, they spare it their
   // front end.

@@ -129,6 +129,11 @@ enum PathRoot {
   # Below one of the session's search paths (include paths), by index.
   workingDirectory @3;
   # Below the working directory of the recording process.
+  requestDirectory @4;
+  # Below no other root (or the working directory only), but below the directory of a module
+  # the app asked for by absolute path (sgl's load_program("/abs/x.slang")), by index among the
+  # session's such directories: found below the directory such a request names now. Readers
+  # that predate it find no file at `relativePath` and load the module from source.
 }
 
 struct UnservedModule {

@@ -26,6 +26,11 @@ struct TraceRecord {
     component @4 :Component;
     kernel @5 :Kernel;
     callSite @6 :CallSite;
+    moduleVariant @7 :Component;
+    # A module loaded from a string under another name than the `component` record of its
+    # digest names: slangpy derives a wrapper's name from more than the text the digest keys
+    # (a call's type conformances), and sgl writes that name into the text. Kernel records'
+    # `moduleNames` say which name each kernel's program had. Written once per (digest, name).
   }
 }
 

@@ -66,5 +66,26 @@ TEST(PathRootsTest, ARootTheSessionLacksResolvesToNothing) {
   EXPECT_EQ(PathUnderRoot(fewer, app), "");
 }
 
+TEST(PathRootsTest, AModuleRequestedByPathOutsideEveryRootRootsItsDirectory) {
+  SessionConfig recorded = Config("/old/venv", "/old/app");
+  recorded.options.pop_back();  // no "." search path: /old/app is the working directory only
+  // sgl's load_program("/data/shaders/x.slang") and one below it; /data/shaders-b is another.
+  const std::vector<std::string> directories = RequestDirectories(
+      recorded, {"/data/shaders/x.slang", "/data/shaders/sub/y.slang", "/data/shaders-b/z.slang",
+                 "/old/venv/slangpy/slang/slangpy.slang", "/old/app/w.slang"});
+  EXPECT_THAT(directories, ::testing::ElementsAre("/data/shaders", "/data/shaders-b", "/old/app"));
+  const RootedPath helper = RootPath(recorded, "/data/shaders/sub/helper.slang", directories);
+  EXPECT_EQ(helper.root, PathRoot::kRequestDirectory);
+  EXPECT_EQ(helper.index, 0u);
+  EXPECT_EQ(helper.relative, "sub/helper.slang");
+  // Found where the request that found its module names now; nowhere for another.
+  EXPECT_EQ(PathUnderRoot(recorded, helper, 0, "/new/shaders"), "/new/shaders/sub/helper.slang");
+  EXPECT_EQ(PathUnderRoot(recorded, helper, 1, "/new/shaders"), "");
+  EXPECT_EQ(PathUnderRoot(recorded, helper), "");
+  // Other roots rank first, as before.
+  EXPECT_EQ(RootPath(recorded, "/old/venv/slangpy/slang/slangpy.slang", directories).root,
+            PathRoot::kSearchPath);
+}
+
 }  // namespace
 }  // namespace spreplay
