@@ -224,8 +224,7 @@ PartitionOutcome ArchivePart(const Trace& trace, IrModuleBuilder& builder,
       continue;
     }
     archived[i] = true;
-    outcome.archived.emplace_back(MetadataOf(group, serialized, i, request_directories),
-                                  module.ir);
+    outcome.archived.emplace_back(MetadataOf(group, serialized, i, request_directories), module.ir);
   }
   return outcome;
 }

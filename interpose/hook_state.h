@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -18,6 +19,7 @@
 #include "fmt/format.h"
 #include "interpose/file_digests.h"
 #include "interpose/hook_listener.h"
+#include "interpose/module_cache.h"
 #include "interpose/module_description.h"
 #include "interpose/slang_hooks.h"
 #include "interpose/slang_library.h"
@@ -73,6 +75,25 @@ struct HookState {
     slang::TypeReflection* interface_type = nullptr;
   };
   absl::flat_hash_map<const Component*, AutomaticConformance> automatic_conformances;
+  // Of each session created without the module cache sgl asked for
+  // (module_cache.h), its twin: a session made from sgl's own description
+  // (one reference, the hooks'), where the cache is judged and its entries
+  // made, and that description's cache layout. Slang sessions take one
+  // thread at a time: `use` serializes the hooks' calls into the twin.
+  struct ModuleCacheTwin {
+    slang::ISession* session = nullptr;
+    ModuleCacheLayout layout;
+    std::shared_ptr<std::mutex> use = std::make_shared<std::mutex>();
+  };
+  absl::flat_hash_map<const void*, ModuleCacheTwin> module_cache_twins;
+  // The archived IR each module served into such a session was loaded from,
+  // by the module, with its session: what its cache entry is made from.
+  struct ServedIr {
+    const void* session = nullptr;
+    const void* ir = nullptr;  // alive for the process's life (a mapped archive)
+    size_t size = 0;
+  };
+  absl::flat_hash_map<const void*, ServedIr> served_ir;
   uint64_t session_count = 0;
   // The app's Slang, whose C functions the hooks call without linking it;
   // its directory is slangpy's.
@@ -114,6 +135,20 @@ void Track(slang::IComponentType* object, ComponentPtr component);
 // What the hooks know `object` contains; opaque if they never saw it made.
 ComponentPtr Lookup(const void* object);
 void PatchModule(slang::IModule* module);
+
+// For a session created without the module cache (module_cache.h): the cache
+// entry of a module loaded from `source_path`, if stock Slang would load it
+// in the session sgl asked for (it is up to date).
+std::optional<std::string> UpToDateModuleCacheEntry(const void* session,
+                                                    const std::string& source_path);
+// What IModule::serialize gives for `module` in the session sgl asked for,
+// where its digest covers that session's options: the bytes stock slangpy
+// writes into its module cache. None if `module` is not in a session
+// created without the cache, or the twin could not make them.
+// `serialize_here` serializes the module in its own session, for a module
+// not served from IR.
+std::optional<std::string> SerializeForModuleCache(
+    slang::IModule* module, const std::function<std::optional<std::string>()>& serialize_here);
 
 // Describes a module Slang just loaded by reading every file it depends on.
 // A file that cannot be read makes the module opaque: we never serve code

@@ -1,5 +1,9 @@
 #include "interpose/module_serving.h"
 
+#include <fstream>
+#include <functional>
+#include <iterator>
+
 #include "common/contained_call.h"
 #include "common/fmt_absl.h"
 #include "interpose/blobs.h"
@@ -62,9 +66,6 @@ absl::StatusOr<IModule*> LoadPlan(ISession* session, const SessionInfo& info,
                                   const std::vector<ModuleFromIr>& plan) {
   IModule* last = nullptr;
   for (const ModuleFromIr& step : plan) {
-    const std::string path = info.without_module_cache && !step.description->source
-                                 ? ModuleCacheFileName(step.path)
-                                 : step.path;
     if (IModule* at = step.description->source ? nullptr : LoadedModuleAt(session, step.path);
         at && at->getName() && step.name != at->getName()) {
       // Slang would assert that it holds the path already; and the IR of the
@@ -84,6 +85,15 @@ absl::StatusOr<IModule*> LoadPlan(ISession* session, const SessionInfo& info,
     }
     ISlangBlob* ir = NewBorrowedBlob(step.ir, step.ir_size);
     ISlangBlob* diagnostics = nullptr;
+    // In a session created without the module cache, a module whose cache
+    // entry stock Slang would load is given that entry's path, as Slang gives
+    // it: sgl then writes no entry for it. Any other keeps its source's path,
+    // and sgl writes its entry, as after a load from source (HookSerialize).
+    std::string path = step.path;
+    if (info.without_module_cache && !step.description->source) {
+      if (std::optional<std::string> entry = UpToDateModuleCacheEntry(session, step.path))
+        path = *std::move(entry);
+    }
     // What Slang throws here would otherwise reach the app through sgl; the
     // module then loads from source, as it does stock.
     absl::StatusOr<IModule*> from_ir = Contained(
@@ -102,6 +112,10 @@ absl::StatusOr<IModule*> LoadPlan(ISession* session, const SessionInfo& info,
     }
     PatchModule(module);
     Track(module, step.description);
+    if (info.without_module_cache) {
+      std::lock_guard lock(State().mutex);
+      State().served_ir[module] = {session, step.ir, step.ir_size};
+    }
     Count(&HookCounts::modules_served);
     Log("module {} served from IR ({} bytes)", step.name, step.ir_size);
     {
@@ -121,7 +135,115 @@ absl::StatusOr<IModule*> LoadPlan(ISession* session, const SessionInfo& info,
   return last;
 }
 
+// A file's bytes; none if it cannot be read.
+std::optional<std::string> ReadFile(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) return std::nullopt;
+  std::string bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  if (file.bad()) return std::nullopt;
+  return bytes;
+}
+
+std::optional<HookState::ModuleCacheTwin> TwinOf(const void* session) {
+  std::lock_guard lock(State().mutex);
+  auto it = State().module_cache_twins.find(session);
+  if (it == State().module_cache_twins.end()) return std::nullopt;
+  return it->second;
+}
+
 }  // namespace
+
+std::optional<std::string> UpToDateModuleCacheEntry(const void* session,
+                                                    const std::string& source_path) {
+  const std::optional<HookState::ModuleCacheTwin> twin = TwinOf(session);
+  if (!twin) return std::nullopt;
+  std::optional<std::string> entry = ModuleCacheEntry(twin->layout, source_path);
+  if (!entry) return std::nullopt;
+  const std::optional<std::string> bytes = ReadFile(*entry);
+  if (!bytes) return std::nullopt;
+  std::lock_guard use(*twin->use);
+  absl::StatusOr<bool> up_to_date = Contained(
+      fmt::format("checking module cache entry {}", *entry), [&]() -> absl::StatusOr<bool> {
+        ISlangBlob* blob = NewBorrowedBlob(bytes->data(), bytes->size());
+        const bool result = twin->session->isBinaryModuleUpToDate(entry->c_str(), blob);
+        blob->release();
+        return result;
+      });
+  if (!up_to_date.ok()) Log("{}", up_to_date.status().message());
+  if (!up_to_date.ok() || !*up_to_date) return std::nullopt;
+  return entry;
+}
+
+std::optional<std::string> SerializeForModuleCache(
+    IModule* module, const std::function<std::optional<std::string>()>& serialize_here) {
+  const void* session = module->getSession();
+  const std::optional<HookState::ModuleCacheTwin> twin = TwinOf(session);
+  if (!twin) return std::nullopt;
+  HookState::ServedIr served;
+  {
+    std::lock_guard lock(State().mutex);
+    if (auto it = State().served_ir.find(module); it != State().served_ir.end())
+      served = it->second;
+  }
+  const std::string name = module->getName() ? module->getName() : "";
+  // A served module from the IR the archive verified; any other as Slang
+  // serializes it here.
+  std::optional<std::string> here;
+  if (!served.ir) {
+    here = serialize_here();
+    if (!here) return std::nullopt;
+  }
+  const std::optional<std::string> library = AsModuleLibraryWithoutDigest(
+      served.ir ? std::string_view(static_cast<const char*>(served.ir), served.size)
+                : std::string_view(*here));
+  if (!library) {
+    Log("module {}: not a serialized module spreplay can read; its cache entry is Slang's own",
+        name);
+    return std::nullopt;
+  }
+  const char* file = module->getFilePath();
+  const std::optional<std::string> entry = ModuleCacheEntry(twin->layout, file ? file : "");
+  std::lock_guard use(*twin->use);
+  absl::StatusOr<std::string> made = Contained(
+      fmt::format("making the module cache entry of module '{}'", name),
+      [&]() -> absl::StatusOr<std::string> {
+        IModule* in_twin = LoadedModuleNamed(twin->session, name);
+        if (!in_twin) {
+          slang::ICompileRequest* request = nullptr;
+          if (SLANG_FAILED(twin->session->createCompileRequest(&request)) || !request)
+            return absl::InternalError("Slang could not create a compile request");
+          const SlangResult added =
+              request->addLibraryReference("", library->data(), library->size());
+          request->release();
+          if (SLANG_FAILED(added))
+            return absl::InternalError("Slang could not load the module as a module library");
+          in_twin = LoadedModuleNamed(twin->session, name);
+          if (!in_twin) return absl::InternalError("the module library did not hold the module");
+        }
+        // The twin is no session of the hooks': this is Slang's own serialize.
+        ISlangBlob* blob = nullptr;
+        if (SLANG_FAILED(in_twin->serialize(&blob)) || !blob)
+          return absl::InternalError("Slang could not serialize the module");
+        std::string bytes = BlobToString(blob);
+        blob->release();
+        // Only an entry stock Slang would load back.
+        if (entry) {
+          ISlangBlob* check = NewBorrowedBlob(bytes.data(), bytes.size());
+          const bool up_to_date = twin->session->isBinaryModuleUpToDate(entry->c_str(), check);
+          check->release();
+          if (!up_to_date)
+            return absl::FailedPreconditionError("Slang would not load the entry back");
+        }
+        return bytes;
+      });
+  if (!made.ok()) {
+    Log("module {}: no module cache entry made: {}", name, made.status().message());
+    return std::nullopt;
+  }
+  Log("module {}: module cache entry made in the session sgl asked for ({} bytes)", name,
+      made->size());
+  return *std::move(made);
+}
 
 ModuleServing ServeModule(ISession* session, ModuleLoadRequest& request, ISlangBlob** diagnostics) {
   ModuleServing serving;

@@ -92,9 +92,8 @@ std::vector<std::string> RequestDirectories(const SessionConfig& config,
   std::vector<std::string> outermost;
   for (const std::string& directory : directories) {
     std::string relative;
-    if (std::none_of(outermost.begin(), outermost.end(), [&](const std::string& outer) {
-          return Below(outer, directory, &relative);
-        }))
+    if (std::none_of(outermost.begin(), outermost.end(),
+                     [&](const std::string& outer) { return Below(outer, directory, &relative); }))
       outermost.push_back(directory);
   }
   return outermost;

@@ -38,6 +38,7 @@ const size_t kCreateTypeConformance = VtableSlotOf(&ISession::createTypeConforma
 const size_t kSessionRelease = VtableSlotOf(&ISession::release);
 const size_t kFindEntryPointByName = VtableSlotOf(&IModule::findEntryPointByName);
 const size_t kFindAndCheckEntryPoint = VtableSlotOf(&IModule::findAndCheckEntryPoint);
+const size_t kSerialize = VtableSlotOf(&IModule::serialize);
 const size_t kGetEntryPointCode = VtableSlotOf(&IComponentType::getEntryPointCode);
 const size_t kLink = VtableSlotOf(&IComponentType::link);
 const size_t kLinkWithOptions = VtableSlotOf(&IComponentType::linkWithOptions);
@@ -437,6 +438,26 @@ SlangResult SLANG_MCALL HookFindAndCheckEntryPoint(IModule* self, const char* na
   return result;
 }
 
+// sgl serializes every module a session with a module cache loaded, except
+// those loaded from the cache, and writes the bytes into the cache. In a
+// session created without the cache those bytes carry a digest stock Slang
+// rejects; they are made in the session's twin instead (module_cache.h).
+SlangResult SLANG_MCALL HookSerialize(IModule* self, ISlangBlob** out) {
+  auto original = Original<SlangResult(SLANG_MCALL*)(IModule*, ISlangBlob**)>(self, kSerialize);
+  if (!out) return original(self, out);
+  std::optional<std::string> bytes =
+      SerializeForModuleCache(self, [&]() -> std::optional<std::string> {
+        ISlangBlob* here = nullptr;
+        if (SLANG_FAILED(original(self, &here)) || !here) return std::nullopt;
+        std::string text = BlobToString(here);
+        here->release();
+        return text;
+      });
+  if (!bytes) return original(self, out);
+  *out = NewOwnedBlob(*std::move(bytes));
+  return SLANG_OK;
+}
+
 // ---- ISession hooks ----
 
 IModule* SLANG_MCALL HookLoadModule(ISession* self, const char* name, ISlangBlob** diagnostics) {
@@ -548,6 +569,18 @@ void EraseEntriesKeyedBy(const void* session) {
   absl::erase_if(State().served_string_modules, keyed_by_session);
   absl::erase_if(State().automatic_conformances,
                  [session](const auto& entry) { return entry.second.session == session; });
+  absl::erase_if(State().served_ir,
+                 [session](const auto& entry) { return entry.second.session == session; });
+}
+
+// Takes `session`'s module cache twin out of the state, for the caller to
+// release once it holds no lock. Called with the state's mutex held.
+ISession* TakeModuleCacheTwin(const void* session) {
+  auto it = State().module_cache_twins.find(session);
+  if (it == State().module_cache_twins.end()) return nullptr;
+  ISession* twin = it->second.session;
+  State().module_cache_twins.erase(it);
+  return twin;
 }
 
 // Forgets `session` and everything the hooks know of what was made in it,
@@ -557,6 +590,7 @@ void EraseEntriesKeyedBy(const void* session) {
 bool ForgetSession(ISession* session) {
   std::vector<const void*> components;
   std::shared_ptr<const SessionInfo> info;
+  ISession* twin = nullptr;
   {
     std::lock_guard lock(State().mutex);
     auto found = State().sessions.find(session);
@@ -568,6 +602,7 @@ bool ForgetSession(ISession* session) {
     }
     for (const void* object : components) State().components.erase(object);
     EraseEntriesKeyedBy(session);
+    twin = TakeModuleCacheTwin(session);
   }
   Log("session {} let go: releasing it and the {} components made in it", info->ordinal,
       components.size());
@@ -575,6 +610,7 @@ bool ForgetSession(ISession* session) {
   for (const void* object : components)
     static_cast<IComponentType*>(const_cast<void*>(object))->release();
   session->release();
+  if (twin) twin->release();
   return true;
 }
 
@@ -623,6 +659,13 @@ SlangResult SLANG_MCALL HookCreateSession(IGlobalSession* self, const slang::Ses
   SlangResult result = original(self, bypass_module_cache ? without_cache : desc, out);
   if (SLANG_FAILED(result) || !out || !*out) return result;
   ISession* session = *out;
+  // Its twin, from sgl's own description, writes the cache for it.
+  ISession* twin = nullptr;
+  ModuleCacheLayout layout;
+  if (bypass_module_cache) {
+    layout = ModuleCacheLayoutOf(info->config.options);
+    if (!layout.empty() && (SLANG_FAILED(original(self, desc, &twin)) || !twin)) twin = nullptr;
+  }
   Patch(session, kLoadModule, reinterpret_cast<void*>(&HookLoadModule));
   Patch(session, kLoadModuleFromSource, reinterpret_cast<void*>(&HookLoadModuleFromSource));
   Patch(session, kLoadModuleFromSourceString,
@@ -632,19 +675,25 @@ SlangResult SLANG_MCALL HookCreateSession(IGlobalSession* self, const slang::Ses
   Patch(session, kSessionRelease, reinterpret_cast<void*>(&HookSessionRelease));
 
   info->without_module_cache = bypass_module_cache;
+  ISession* stale_twin = nullptr;
   {
     std::lock_guard lock(State().mutex);
     info->ordinal = State().session_count++;
     // A Linkage the hooks never registered (a compile request's own, say)
     // may have left entries at this address; the new session starts clean.
     EraseEntriesKeyedBy(session);
+    stale_twin = TakeModuleCacheTwin(session);
+    if (twin) State().module_cache_twins[session] = {twin, std::move(layout)};
     auto [it, inserted] = State().sessions.insert_or_assign(session, info);
     if (inserted) session->addRef();
   }
+  if (stale_twin) stale_twin->release();
   Log("session {} created ({} options, {} macros){}", info->ordinal, info->config.options.size(),
       info->config.macros.size(),
-      bypass_module_cache ? ", without slangpy's module cache: the archive serves its modules"
-                          : "");
+      !bypass_module_cache ? ""
+      : twin ? ", without slangpy's module cache: the archive serves its modules, and a twin "
+               "session writes the cache"
+             : ", without slangpy's module cache: the archive serves its modules");
   for (HookListener* listener : *Listeners())
     Notify(listener, [&](HookListener& it) { it.OnSessionCreated(*info); });
   return result;
@@ -662,6 +711,7 @@ void PatchModule(IModule* module) {
   PatchComponentType(module);
   Patch(module, kFindEntryPointByName, reinterpret_cast<void*>(&HookFindEntryPointByName));
   Patch(module, kFindAndCheckEntryPoint, reinterpret_cast<void*>(&HookFindAndCheckEntryPoint));
+  Patch(module, kSerialize, reinterpret_cast<void*>(&HookSerialize));
 }
 
 }  // namespace hooks

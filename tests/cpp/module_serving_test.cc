@@ -8,13 +8,16 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "compiler/compile_pipeline.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "interpose/module_cache.h"
 #include "recorder/trace_reader.h"
 #include "recorder/trace_recorder.h"
 #include "replayer/ir_modules.h"
@@ -393,15 +396,234 @@ TEST_F(ServedModulesTest, ASessionWithAModuleCacheIsServed) {
   ASSERT_EQ(kernels.size(), 1u);
   EXPECT_EQ(kernels[0].program->digest, recordings_[0].program->digest);
   EXPECT_EQ(*code, recordings_[0].code);
-  // sgl writes into its cache every module whose path does not say it came
-  // from there; served ones must not be.
+  // The cache is empty: a served module keeps its source's path, as after a
+  // load from source, and sgl writes its entry (below).
   std::vector<std::string> user_paths;
   for (SlangInt i = 0; i < session->getLoadedModuleCount(); ++i) {
     slang::IModule* module = session->getLoadedModule(i);
     if (std::string_view(module->getName()) == "user.slang")
       user_paths.push_back(module->getFilePath() ? module->getFilePath() : "");
   }
-  EXPECT_THAT(user_paths, ::testing::ElementsAre((sources_.path() / "user.slang-module").string()));
+  EXPECT_THAT(user_paths, ::testing::ElementsAre((sources_.path() / "user.slang").string()));
+}
+
+// sgl's module cache around one session: <cache>/<uid>/<include path number>
+// ahead of the include paths, and its writer (SlangSession::
+// write_module_to_cache): every module the session holds whose path is below
+// an include path and not a cache entry's, serialized into its entry.
+class SglModuleCache {
+ public:
+  SglModuleCache(const std::filesystem::path& root, std::vector<std::string> include_paths)
+      : include_paths_(std::move(include_paths)) {
+    for (size_t i = 0; i < include_paths_.size(); ++i) {
+      directories_.push_back((root / std::string(40, 'c') / std::to_string(i)).string());
+      std::filesystem::create_directories(directories_.back());
+    }
+  }
+
+  const std::vector<std::string>& include_paths() const { return include_paths_; }
+  const std::vector<std::string>& directories() const { return directories_; }
+
+  // Writes the entries of the modules `session` loaded since the last call
+  // (those not in `seen`), as sgl does after each load and link; the entries
+  // written, by path, are added to `written`.
+  void WriteNew(slang::ISession* session, std::set<slang::IModule*>& seen,
+                std::map<std::string, std::string>& written) const {
+    namespace fs = std::filesystem;
+    for (SlangInt i = 0; i < session->getLoadedModuleCount(); ++i) {
+      slang::IModule* module = session->getLoadedModule(i);
+      if (!seen.insert(module).second || !module->getFilePath()) continue;
+      const fs::path path = module->getFilePath();
+      if (path.extension() == ".slang-module") continue;
+      for (size_t j = 0; j < include_paths_.size(); ++j) {
+        const std::string relative = fs::relative(path, include_paths_[j]).string();
+        if (relative.empty() || relative.starts_with("..")) continue;
+        fs::path entry = fs::path(directories_[j]) / relative;
+        entry.replace_extension(".slang-module");
+        ComPtr<ISlangBlob> blob;
+        EXPECT_EQ(module->serialize(blob.WriteRef()), SLANG_OK);
+        const std::string bytes = BlobToString(blob.get());
+        fs::create_directories(entry.parent_path());
+        std::ofstream(entry, std::ios::binary) << bytes;
+        written[entry.string()] = bytes;
+        break;
+      }
+    }
+  }
+  std::map<std::string, std::string> WriteAfter(slang::ISession* session) const {
+    std::set<slang::IModule*> seen;
+    std::map<std::string, std::string> written;
+    WriteNew(session, seen, written);
+    return written;
+  }
+
+  // The modules `session` holds, by name, with the paths Slang gives them.
+  static std::map<std::string, std::string> PathsIn(slang::ISession* session) {
+    std::map<std::string, std::string> paths;
+    for (SlangInt i = 0; i < session->getLoadedModuleCount(); ++i) {
+      slang::IModule* module = session->getLoadedModule(i);
+      if (module->getFilePath()) paths[module->getName()] = module->getFilePath();
+    }
+    return paths;
+  }
+
+ private:
+  std::vector<std::string> include_paths_;
+  std::vector<std::string> directories_;
+};
+
+TEST_F(ServedModulesTest, AServedSessionWritesTheModuleCacheStockSlangLoads) {
+  const std::vector<std::string> include_paths = {WheelSlangDirectory(), front_.path().string(),
+                                                  sources_.path().string()};
+  const std::string wrapper = fmt::format("call_site_{:040x}", 1);
+  struct Session {
+    std::string code;
+    std::map<std::string, std::string> paths, written;
+    uint64_t served = 0, compiled = 0;
+  };
+  // One process: a global session, one session with `cache`, one call site,
+  // then sgl's cache writer; modules served from the archive if `serve`.
+  auto run = [&](const SglModuleCache& cache, bool serve) {
+    ArchiveModules modules(*archive_, /*strict=*/false);
+    Switch().Use(serve ? &modules : nullptr);
+    const HookCounts before = GetHookCounts();
+    ComPtr<slang::IGlobalSession> live = NewHookedGlobalSession();
+    SglCudaSessionDesc desc(live.get(), cache.include_paths(), 0, cache.directories());
+    ComPtr<slang::ISession> session;
+    EXPECT_EQ(live->createSession(desc.desc(), session.WriteRef()), SLANG_OK);
+    Session result;
+    // A call site as sgl makes it, writing the cache after each load and the
+    // link (SlangSession::update_module_cache_and_dependencies).
+    std::set<slang::IModule*> seen;
+    ComPtr<ISlangBlob> diagnostics;
+    slang::IModule* user = session->loadModule("user.slang", diagnostics.WriteRef());
+    EXPECT_NE(user, nullptr) << Diagnostics(diagnostics);
+    cache.WriteNew(session.get(), seen, result.written);
+    const std::string source = fmt::format("// {}\n{}", wrapper, kWrapperBody);
+    slang::IModule* loaded_wrapper = session->loadModuleFromSourceString(
+        wrapper.c_str(), nullptr, source.c_str(), diagnostics.WriteRef());
+    EXPECT_NE(loaded_wrapper, nullptr) << Diagnostics(diagnostics);
+    cache.WriteNew(session.get(), seen, result.written);
+    if (user && loaded_wrapper) {
+      ComPtr<slang::IEntryPoint> entry_point;
+      EXPECT_EQ(loaded_wrapper->findEntryPointByName("compute_main", entry_point.WriteRef()),
+                SLANG_OK);
+      const std::string prefix = wrapper + "_compute";
+      slang::CompilerOptionEntry link_options[2] = {};
+      link_options[0].name = slang::CompilerOptionName::DumpIntermediates;
+      link_options[0].value.kind = slang::CompilerOptionValueKind::Int;
+      link_options[1].name = slang::CompilerOptionName::DumpIntermediatePrefix;
+      link_options[1].value.kind = slang::CompilerOptionValueKind::String;
+      link_options[1].value.stringValue0 = prefix.c_str();
+      absl::StatusOr<std::string> code = ComposeAndGenerate(
+          session.get(), {loaded_wrapper, user, entry_point.get()}, link_options, 2);
+      EXPECT_TRUE(code.ok()) << code.status();
+      result.code = code.value_or("");
+    }
+    cache.WriteNew(session.get(), seen, result.written);
+    result.paths = SglModuleCache::PathsIn(session.get());
+    const HookCounts after = GetHookCounts();
+    Switch().Use(nullptr);
+    result.served = after.modules_served - before.modules_served;
+    result.compiled = after.modules_compiled - before.modules_compiled;
+    return result;
+  };
+  auto names = [](const std::map<std::string, std::string>& entries) {
+    std::vector<std::string> found;
+    for (const auto& [path, bytes] : entries)
+      found.push_back(std::filesystem::path(path).filename().string());
+    return found;
+  };
+
+  // Stock slangpy, for reference: the first process writes the cache, the
+  // second loads every module from it.
+  TempDir stock_root;
+  const SglModuleCache stock_cache(stock_root.path(), include_paths);
+  const Session stock_cold = run(stock_cache, /*serve=*/false);
+  const Session stock_warm = run(stock_cache, /*serve=*/false);
+  EXPECT_THAT(names(stock_cold.written),
+              ::testing::IsSupersetOf({"user.slang-module", "helper.slang-module"}));
+  EXPECT_THAT(stock_warm.written, ::testing::IsEmpty());
+
+  // Served with an empty cache: every module from the archive, and the
+  // cache written as stock slangpy writes it.
+  TempDir root;
+  const SglModuleCache cache(root.path(), include_paths);
+  const Session served_cold = run(cache, /*serve=*/true);
+  EXPECT_EQ(served_cold.served, 4u);
+  EXPECT_EQ(served_cold.compiled, 0u);
+  EXPECT_EQ(served_cold.code, recordings_[0].code);
+  EXPECT_THAT(names(served_cold.written), ::testing::ElementsAreArray(names(stock_cold.written)));
+  for (const auto& [path, bytes] : served_cold.written) {
+    const std::string stock_path = stock_root.path() / std::filesystem::relative(path, root.path());
+    auto stock = stock_cold.written.find(stock_path);
+    ASSERT_NE(stock, stock_cold.written.end()) << path;
+    // Byte for byte what stock slangpy wrote, but for the digest, which
+    // covers the cache directories' own paths, and a few bytes of the AST
+    // that Slang does not write deterministically: they differ between two
+    // stock processes too (3 bytes of slangpy.slang-module's 13 MB, measured).
+    ASSERT_EQ(bytes.size(), stock->second.size()) << path;
+    const std::optional<std::string> ours = AsModuleLibraryWithoutDigest(bytes);
+    const std::optional<std::string> theirs = AsModuleLibraryWithoutDigest(stock->second);
+    ASSERT_TRUE(ours && theirs) << path;
+    size_t differing = 0;
+    for (size_t i = 0; i < ours->size(); ++i) differing += (*ours)[i] != (*theirs)[i];
+    EXPECT_LE(differing, 8u) << path << " differs from what stock slangpy wrote";
+    EXPECT_FALSE(bytes == stock->second) << path;  // the digests differ
+  }
+
+  // Stock slangpy after it: Slang loads every cached module from its entry
+  // (its path says so), none from source, and compiles what it compiles
+  // from its own cache.
+  const Session stock_after = run(cache, /*serve=*/false);
+  for (const auto& [path, bytes] : served_cold.written) {
+    bool loaded_from_entry = false;
+    for (const auto& [name, loaded] : stock_after.paths) loaded_from_entry |= loaded == path;
+    EXPECT_TRUE(loaded_from_entry) << path << " was not loaded from the cache";
+  }
+  EXPECT_THAT(stock_after.written, ::testing::IsEmpty());
+  EXPECT_EQ(stock_after.code, stock_warm.code);
+
+  // Served again: each module served under its entry's path, as Slang names
+  // a module it loaded from the cache, so sgl writes nothing.
+  const Session served_warm = run(cache, /*serve=*/true);
+  EXPECT_EQ(served_warm.served, 4u);
+  EXPECT_EQ(served_warm.compiled, 0u);
+  EXPECT_EQ(served_warm.code, recordings_[0].code);
+  EXPECT_THAT(served_warm.written, ::testing::IsEmpty());
+  std::string stock_entry = stock_warm.paths.at("user.slang");
+  stock_entry.replace(0, stock_root.path().string().size(), root.path().string());
+  EXPECT_EQ(served_warm.paths.at("user.slang"), stock_entry);
+}
+
+// A module the archive does not serve loads from source in a session created
+// without the cache; its entry is still the one stock Slang would load.
+TEST_F(ServedModulesTest, AModuleLoadedFromSourceInAServedSessionIsCachedForStockSlang) {
+  TempDir root;
+  const SglModuleCache cache(
+      root.path(), {WheelSlangDirectory(), front_.path().string(), sources_.path().string()});
+  sources_.Write("other.slang",
+                 "import helper;\npublic float other(float x) { return helper_mul(x, 2.0f); }\n");
+  ArchiveModules modules(*archive_, /*strict=*/false);
+  Switch().Use(&modules);
+  ComPtr<slang::IGlobalSession> live = NewHookedGlobalSession();
+  SglCudaSessionDesc desc(live.get(), cache.include_paths(), 0, cache.directories());
+  ComPtr<slang::ISession> session;
+  ASSERT_EQ(live->createSession(desc.desc(), session.WriteRef()), SLANG_OK);
+  ComPtr<ISlangBlob> diagnostics;
+  ASSERT_NE(session->loadModule("other", diagnostics.WriteRef()), nullptr)
+      << Diagnostics(diagnostics);
+  const std::map<std::string, std::string> written = cache.WriteAfter(session.get());
+  Switch().Use(nullptr);
+  const std::string entry =
+      (std::filesystem::path(cache.directories()[2]) / "other.slang-module").string();
+  ASSERT_TRUE(written.contains(entry));
+
+  ComPtr<slang::ISession> stock;
+  ASSERT_EQ(live->createSession(desc.desc(), stock.WriteRef()), SLANG_OK);
+  ASSERT_NE(stock->loadModule("other", diagnostics.WriteRef()), nullptr)
+      << Diagnostics(diagnostics);
+  EXPECT_EQ(SglModuleCache::PathsIn(stock.get()).at("other"), entry);
 }
 
 // A call site of a module loaded by absolute path, as slangpy makes one:

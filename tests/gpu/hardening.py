@@ -225,8 +225,9 @@ def check_damaged_module(runner: Runner, work: Path) -> dict:
     result = record_compile_serve(runner, work, "devices", [], served=8)
     result.pop("trace")
     archive = runner.spreplay("inspect", str(work / "kernels.sprk"), "--json")
-    modules = [m for m in json.loads(archive.stdout)["modules"] if m["name"] == "slangpy"]
-    expect(modules, "the archive holds no IR of slangpy's library")
+    archived = json.loads(archive.stdout)["modules"]
+    modules = [m for m in archived if m["name"] == "slangpy" or m["requestedName"] in ("slangpy", "slangpy.slang")]
+    expect(modules, f"the archive holds no IR of slangpy's library: {[m['name'] for m in archived]}")
     data = bytearray((work / "kernels.sprk").read_bytes())
     for module in modules:
         data[module["irOffset"] + module["irBytes"] // 2] ^= 0xFF
