@@ -798,7 +798,9 @@ def markdown(report: dict) -> str:
     lines = ["# Multi-GPU data-parallel check", "",
              f"{report['nproc']} ranks, one GPU each ({', '.join(report['gpu_names'][:report['nproc']])}), "
              f"{report['steps']} training steps of tests/gpu/apps/ddp_app.py; kernels compiled for "
-             f"{', '.join(f'sm_{a}' for a in report['arches'])}.", "",
+             f"{', '.join(f'sm_{a}' for a in report['arches'])}."
+             + (" A rehearsal on one GPU (--rehearse): the job and the harness, not several GPUs."
+                if report.get("rehearsal") else ""), "",
              "| check | verdict | seconds |", "| --- | --- | --- |"]
     stock = report["checks"].get("stock", {})
     if "identical_run_to_run" in stock:
@@ -844,17 +846,24 @@ def main() -> int:
     parser.add_argument("--nproc", type=int, help="ranks, one GPU each (default: every GPU)")
     parser.add_argument("--steps", type=int, default=8, help="training steps (default 8)")
     parser.add_argument("--checks", type=parse_checks, default=CHECK_ORDER, help=",".join(CHECK_ORDER))
+    parser.add_argument("--rehearse", action="store_true",
+                        help="one rank on one GPU, every check but killed: proves the job and the harness "
+                             "on a single-GPU machine, and says nothing of several GPUs")
     args = parser.parse_args()
     args.out = args.out.resolve()
     args.out.mkdir(parents=True, exist_ok=True)
     count = gpu_count()
-    if count < 2:
+    if args.rehearse and count >= 1:
+        args.nproc = 1
+        # A killed rank needs a survivor: with one rank there is none.
+        args.checks = [name for name in args.checks if name != "killed"]
+    elif count < 2:
         return skip(args.out, SKIP_LINE.format(count=count), count)
     if not torch_importable():
         return skip(args.out, f"multi-gpu: skipped: {count} GPUs here, but {sys.executable} cannot import "
                               "PyTorch, which the job needs", count)
     nproc = args.nproc or count
-    if not 2 <= nproc <= count:
+    if not (2 if not args.rehearse else 1) <= nproc <= count:
         parser.error(f"--nproc {nproc}: this check runs 2 to {count} ranks here, one GPU each")
     if args.steps < 1:
         parser.error("--steps must be 1 or more")
@@ -868,7 +877,7 @@ def main() -> int:
         shutil.rmtree(scratch, ignore_errors=True)
     checks = {name: ctx.results[name] for name in CHECK_ORDER if name in ctx.results}
     report = {"gpus": count, "gpu_names": names, "nproc": nproc, "steps": args.steps, "arches": arches,
-              "checks": checks}
+              "rehearsal": args.rehearse, "checks": checks}
     (args.out / "multi_gpu.json").write_text(json.dumps(report, indent=2))
     (args.out / "multi-gpu.md").write_text(markdown(report))
     passed = all(result["passed"] for result in checks.values())
