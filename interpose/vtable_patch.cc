@@ -19,21 +19,7 @@ namespace {
 int ProtectionOf(uintptr_t address) {
   std::FILE* maps = std::fopen("/proc/self/maps", "r");
   if (!maps) return PROT_READ;
-  int protection = PROT_READ;
-  // Whole lines, however long their paths: a fixed buffer would split one,
-  // and the rest of a path could then read as an address range.
-  char* line = nullptr;
-  size_t capacity = 0;
-  while (getline(&line, &capacity, maps) != -1) {
-    uintptr_t begin = 0, end = 0;
-    char perms[5] = {};
-    if (std::sscanf(line, "%lx-%lx %4s", &begin, &end, perms) != 3) continue;
-    if (address < begin || address >= end) continue;
-    protection = (perms[0] == 'r' ? PROT_READ : 0) | (perms[1] == 'w' ? PROT_WRITE : 0) |
-                 (perms[2] == 'x' ? PROT_EXEC : 0);
-    break;
-  }
-  std::free(line);
+  const int protection = ProtectionInMaps(maps, address);
   std::fclose(maps);
   return protection;
 }
@@ -61,6 +47,25 @@ absl::Status WriteProtected(void** address, void* value) {
 }
 
 }  // namespace
+
+int ProtectionInMaps(std::FILE* maps, uintptr_t address) {
+  int protection = PROT_READ;
+  // Whole lines, however long their paths: a fixed buffer would split one,
+  // and the rest of a path could then read as an address range.
+  char* line = nullptr;
+  size_t capacity = 0;
+  while (getline(&line, &capacity, maps) != -1) {
+    uintptr_t begin = 0, end = 0;
+    char perms[5] = {};
+    if (std::sscanf(line, "%lx-%lx %4s", &begin, &end, perms) != 3) continue;
+    if (address < begin || address >= end) continue;
+    protection = (perms[0] == 'r' ? PROT_READ : 0) | (perms[1] == 'w' ? PROT_WRITE : 0) |
+                 (perms[2] == 'x' ? PROT_EXEC : 0);
+    break;
+  }
+  std::free(line);
+  return protection;
+}
 
 absl::Status VtablePatcher::Patch(void** vtable, size_t slot, void* replacement) {
   std::lock_guard lock(mutex_);

@@ -6,6 +6,8 @@
 // existing and future objects of the class, in whatever library created them.
 
 #include <cstddef>
+#include <cstdint>
+#include <cstdio>
 #include <mutex>
 
 #include "absl/container/flat_hash_map.h"
@@ -29,6 +31,10 @@ size_t VtableSlotOf(MemberFunction function) {
 }
 
 inline void** VtableOf(const void* object) { return *static_cast<void** const*>(object); }
+
+// The protection (PROT_*) that `maps`, a /proc/<pid>/maps listing, gives the
+// mapping holding `address`; PROT_READ if none does.
+int ProtectionInMaps(std::FILE* maps, uintptr_t address);
 
 class VtablePatcher {
  public:
