@@ -44,8 +44,12 @@ absl::StatusOr<ProcessResult> RunProcess(const std::vector<std::string>& argv) {
   }
   close(pipe_fds[0]);
   int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  pid_t waited = 0;
+  while ((waited = waitpid(pid, &status, 0)) < 0 && errno == EINTR) {
   }
+  // Without its status the run cannot count as a success.
+  if (waited < 0)
+    return absl::InternalError(fmt::format("waiting for {}: {}", argv[0], std::strerror(errno)));
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   return result;
 }
