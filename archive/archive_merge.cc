@@ -53,6 +53,7 @@ ModuleMetadata ModuleMetadataOf(schema::ModuleEntry::Reader module) {
   metadata.path = TextOf(module.getPath());
   metadata.file_path = ModuleFileOf(module.getFilePath());
   if (module.hasRequestedFile()) metadata.requested_file = ModuleFileOf(module.getRequestedFile());
+  metadata.verified_by = module.getVerifiedBy();
   for (auto file : module.getFiles()) metadata.files.push_back(ModuleFileOf(file));
   for (auto imported : module.getImports()) metadata.imports.push_back(DigestOf(imported));
   return metadata;
@@ -130,6 +131,13 @@ absl::StatusOr<ArchiveMergeSummary> MergeArchives(const std::vector<std::string>
     for (size_t i = 0; i < index.getModules().size(); ++i) {
       ModuleMetadata metadata = ModuleMetadataOf(index.getModules()[i]);
       const Digest key = metadata.key;
+      // A module one shard verified by kernels keeps that shard's IR over
+      // another's, verified by its layout alone.
+      auto known = modules.find(key);
+      if (known != modules.end() &&
+          known->second.metadata.verified_by == schema::ModuleVerification::KERNELS &&
+          metadata.verified_by != schema::ModuleVerification::KERNELS)
+        continue;
       modules.insert_or_assign(key, ModuleSource{&archive, i, std::move(metadata)});
     }
   }

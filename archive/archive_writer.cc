@@ -147,6 +147,7 @@ void FillModule(const ModuleMetadata& metadata, std::string_view ir, BlobLayout&
   out.setPath(AsText(metadata.path));
   FillModuleFile(metadata.file_path, out.initFilePath());
   if (metadata.requested_file) FillModuleFile(*metadata.requested_file, out.initRequestedFile());
+  out.setVerifiedBy(metadata.verified_by);
   auto files = out.initFiles(static_cast<unsigned>(metadata.files.size()));
   for (size_t i = 0; i < metadata.files.size(); ++i) FillModuleFile(metadata.files[i], files[i]);
   auto imports = out.initImports(static_cast<unsigned>(metadata.imports.size()));

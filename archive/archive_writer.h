@@ -79,6 +79,7 @@ struct ModuleMetadata {
   std::vector<ArchivedModuleFile> files;
   std::vector<Digest> imports;
   std::optional<ArchivedModuleFile> requested_file;  // requested by absolute path
+  schema::ModuleVerification verified_by = schema::ModuleVerification::KERNELS;
 };
 
 // A recorded module `spreplay compile` could not archive as IR; mirrors schema::UnservedModule.

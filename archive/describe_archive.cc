@@ -172,6 +172,9 @@ std::string DescribeAsJson(const Archive& archive) {
     json.Key("requestedName").String(AsView(module.getRequestedName()));
     json.Key("sessionDigest").String(HexOf(module.getSessionDigest()));
     json.Key("fromString").Bool(module.getSourceLookup().size() > 0);
+    json.Key("verifiedBy")
+        .String(module.getVerifiedBy() == schema::ModuleVerification::LAYOUT ? "layout"
+                                                                             : "kernels");
     json.Key("files").Uint(module.getFiles().size());
     json.Key("imports").Uint(module.getImports().size());
     json.Key("irOffset").Uint(module.getBlob().getOffset());

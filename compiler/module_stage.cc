@@ -22,12 +22,17 @@
 namespace spreplay {
 namespace {
 
-// The kernels of one recorded session configuration, which share modules.
+// The kernels of one recorded session configuration, which share modules,
+// and the modules the app asked it for.
 struct SessionGroup {
   Digest content;
   SessionConfig config;
   std::string toolchain;
-  std::vector<const KernelRecord*> kernels;
+  std::vector<const KernelRecord*> kernels;  // verified
+  std::vector<const ModuleLoadRecord*> loads;
+  // Every recorded kernel of the configuration, verified or not: a module
+  // one of them was built with is verified by kernels or not at all.
+  std::vector<const KernelRecord*> recorded;
 };
 
 struct GroupOutcome {
@@ -59,9 +64,11 @@ ArchivedModuleFile Rooted(const SessionConfig& config, const std::string& path,
 }
 
 ModuleMetadata MetadataOf(const SessionGroup& group, const SerializedSession& serialized,
-                          size_t index, const std::vector<std::string>& request_directories) {
+                          size_t index, const std::vector<std::string>& request_directories,
+                          schema::ModuleVerification verified_by) {
   const Component& module = *serialized.modules[index].description;
   ModuleMetadata metadata;
+  metadata.verified_by = verified_by;
   metadata.key = IrModuleKey(group.toolchain, group.content, module);
   metadata.content_digest = module.digest;
   metadata.session_digest = group.content;
@@ -156,11 +163,32 @@ std::vector<std::vector<size_t>> ConsistentParts(const std::vector<RecordedProgr
   return parts;
 }
 
+// Why `program` does not stand for its modules, or "". `record`: its
+// kernel, or null for a module no kernel used.
+std::string FailureOf(const Trace& trace, const RecordedProgram& program,
+                      const KernelRecord* record, const absl::StatusOr<std::string>& code) {
+  std::string failure;
+  if (!code.ok()) {
+    failure = std::string(code.status().message());
+  } else if (record) {
+    failure = DescribePtxDifference(record->code, *code);
+  }
+  if (failure.empty()) return "";
+  std::string first_line = failure.substr(0, failure.find('\n'));
+  if (first_line.ends_with(':')) first_line.pop_back();
+  const std::string label =
+      record ? KernelLabel(trace, *record) : fmt::format("module '{}'", program.program->name);
+  return fmt::format("{} rebuilt over IR: {}", label, first_line);
+}
+
+// `records[p]` is null for a module no kernel used (RecordedProgram);
+// `kernel_modules`: the modules of every recorded kernel of the group.
 PartitionOutcome ArchivePart(const Trace& trace, IrModuleBuilder& builder,
                              const SessionGroup& group,
                              const std::vector<RecordedProgram>& programs,
                              const std::vector<const KernelRecord*>& records,
-                             const std::vector<std::string>& request_directories) {
+                             const std::vector<std::string>& request_directories,
+                             const absl::flat_hash_set<ModuleNodeKey>& kernel_modules) {
   const SerializedSession serialized = builder.Serialize(group.config, programs);
   const std::vector<absl::StatusOr<std::string>> codes =
       builder.RebuildFromIr(group.config, programs, serialized);
@@ -173,22 +201,12 @@ PartitionOutcome ArchivePart(const Trace& trace, IrModuleBuilder& builder,
       refusals.try_emplace(i, serialized.modules[i].source_only);
   }
   absl::flat_hash_set<size_t> used;
+  absl::flat_hash_set<size_t> used_by_kernels;
   absl::flat_hash_map<ModuleNodeKey, size_t> by_node_key;
   for (size_t i = 0; i < serialized.modules.size(); ++i)
     by_node_key.try_emplace(NodeKeyOf(*serialized.modules[i].description), i);
   for (size_t p = 0; p < programs.size(); ++p) {
-    std::string failure;
-    if (!codes[p].ok()) {
-      failure = std::string(codes[p].status().message());
-    } else {
-      failure = DescribePtxDifference(records[p]->code, *codes[p]);
-    }
-    std::string first_line = failure.substr(0, failure.find('\n'));
-    if (first_line.ends_with(':')) first_line.pop_back();
-    const std::string reason =
-        failure.empty()
-            ? ""
-            : fmt::format("{} rebuilt over IR: {}", KernelLabel(trace, *records[p]), first_line);
+    const std::string reason = FailureOf(trace, programs[p], records[p], codes[p]);
     std::vector<size_t> modules;
     if (serialized.uses[p].ok()) {
       modules = *serialized.uses[p];
@@ -200,7 +218,12 @@ PartitionOutcome ArchivePart(const Trace& trace, IrModuleBuilder& builder,
       });
     }
     for (size_t module : modules) {
+      // A module's layout says nothing for the kernels built with it.
+      if (!records[p] &&
+          kernel_modules.contains(NodeKeyOf(*serialized.modules[module].description)))
+        continue;
       used.insert(module);
+      if (records[p]) used_by_kernels.insert(module);
       if (!reason.empty()) refusals.try_emplace(module, reason);
     }
   }
@@ -224,9 +247,26 @@ PartitionOutcome ArchivePart(const Trace& trace, IrModuleBuilder& builder,
       continue;
     }
     archived[i] = true;
-    outcome.archived.emplace_back(MetadataOf(group, serialized, i, request_directories), module.ir);
+    outcome.archived.emplace_back(
+        MetadataOf(group, serialized, i, request_directories,
+                   used_by_kernels.contains(i) ? schema::ModuleVerification::KERNELS
+                                               : schema::ModuleVerification::LAYOUT),
+        module.ir);
   }
   return outcome;
+}
+
+// The modules of every recorded kernel of `group`'s configuration.
+absl::flat_hash_set<ModuleNodeKey> KernelModules(const Trace& trace, const SessionGroup& group) {
+  absl::flat_hash_set<ModuleNodeKey> modules;
+  for (const KernelRecord* record : group.recorded) {
+    absl::StatusOr<ComponentPtr> program = trace.ProgramOf(*record);
+    if (!program.ok()) continue;
+    ForEachDistinctNode(*program, [&](const Component& node) {
+      if (node.kind == Component::Kind::kModule) modules.insert(NodeKeyOf(node));
+    });
+  }
+  return modules;
 }
 
 GroupOutcome ArchiveGroup(const Trace& trace, IrModuleBuilder& builder, const SessionGroup& group) {
@@ -244,6 +284,21 @@ GroupOutcome ArchiveGroup(const Trace& trace, IrModuleBuilder& builder, const Se
     programs.push_back(
         {*program, &snapshots.back(), record->entry_point_index, record->target_index});
     records.push_back(record);
+  }
+  const absl::flat_hash_set<ModuleNodeKey> kernel_modules = KernelModules(trace, group);
+  // The modules the app asked for that no recorded kernel was built with,
+  // each a program of its own.
+  absl::flat_hash_set<ModuleNodeKey> unused;
+  for (const ModuleLoadRecord* load : group.loads) {
+    absl::StatusOr<ComponentPtr> module = trace.ModuleOf(*load);
+    if (!module.ok() || kernel_modules.contains(NodeKeyOf(**module)) ||
+        !unused.insert(NodeKeyOf(**module)).second)
+      continue;
+    absl::StatusOr<Snapshot> snapshot = SnapshotFor(trace, *module);
+    if (!snapshot.ok()) continue;
+    snapshots.push_back(*std::move(snapshot));
+    programs.push_back({*module, &snapshots.back(), 0, 0});
+    records.push_back(nullptr);
   }
   // Modules asked for by absolute path outside every root of the session
   // (sgl's load_program(path)): their files are rooted at the request's
@@ -268,8 +323,8 @@ GroupOutcome ArchiveGroup(const Trace& trace, IrModuleBuilder& builder, const Se
       part_programs.push_back(programs[p]);
       part_records.push_back(records[p]);
     }
-    parts.push_back(
-        ArchivePart(trace, builder, group, part_programs, part_records, request_directories));
+    parts.push_back(ArchivePart(trace, builder, group, part_programs, part_records,
+                                request_directories, kernel_modules));
   }
   absl::flat_hash_set<Digest> refused;
   GroupOutcome outcome;
@@ -278,11 +333,17 @@ GroupOutcome ArchiveGroup(const Trace& trace, IrModuleBuilder& builder, const Se
       if (refused.insert(key).second) outcome.refused.push_back(std::move(module));
     }
   }
-  absl::flat_hash_set<Digest> archived;
+  // Verified by kernels in any part, it is archived as such.
+  absl::flat_hash_map<Digest, size_t> archived;
   for (PartitionOutcome& part : parts) {
     for (auto& entry : part.archived) {
-      if (!refused.contains(entry.first.key) && archived.insert(entry.first.key).second)
+      if (refused.contains(entry.first.key)) continue;
+      auto [it, inserted] = archived.try_emplace(entry.first.key, outcome.archived.size());
+      if (inserted) {
         outcome.archived.push_back(std::move(entry));
+      } else if (entry.first.verified_by == schema::ModuleVerification::KERNELS) {
+        outcome.archived[it->second].first.verified_by = schema::ModuleVerification::KERNELS;
+      }
     }
   }
   return outcome;
@@ -298,17 +359,33 @@ ModuleStageReport ArchiveVerifiedModules(const Trace& trace,
   const auto start = std::chrono::steady_clock::now();
   std::vector<SessionGroup> groups;
   absl::flat_hash_map<Digest, size_t> group_of;
-  for (const KernelRecord* record : kernels) {
-    auto [it, inserted] = group_of.try_emplace(record->session_location, groups.size());
+  auto group_for = [&](const Digest& location, const Digest& content,
+                       const std::string& toolchain) -> SessionGroup* {
+    auto [it, inserted] = group_of.try_emplace(location, groups.size());
     if (inserted) {
-      absl::StatusOr<SessionConfig> config = trace.FindSession(record->session_location);
+      absl::StatusOr<SessionConfig> config = trace.FindSession(location);
       if (!config.ok()) {
         group_of.erase(it);
-        continue;
+        return nullptr;
       }
-      groups.push_back({record->session, *std::move(config), record->toolchain, {}});
+      groups.push_back({content, *std::move(config), toolchain, {}, {}, {}});
     }
-    groups[it->second].kernels.push_back(record);
+    return &groups[it->second];
+  };
+  for (const KernelRecord* record : kernels) {
+    if (SessionGroup* group =
+            group_for(record->session_location, record->session, record->toolchain))
+      group->kernels.push_back(record);
+  }
+  // Configurations that built no verified kernel are archived for the
+  // modules the app asked them for.
+  for (const ModuleLoadRecord& load : trace.module_loads()) {
+    if (SessionGroup* group = group_for(load.session_location, load.session, load.toolchain))
+      group->loads.push_back(&load);
+  }
+  for (const KernelRecord& record : trace.kernels()) {
+    if (auto it = group_of.find(record.session_location); it != group_of.end())
+      groups[it->second].recorded.push_back(&record);
   }
   std::vector<GroupOutcome> outcomes(groups.size());
   std::vector<std::unique_ptr<IrModuleBuilder>> builders(workers);

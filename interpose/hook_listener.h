@@ -111,6 +111,11 @@ class HookListener {
   virtual void OnSessionCreated(const SessionInfo& session) {}
   // A module Slang loaded, with the bytes of every file it read.
   virtual void OnModuleLoaded(const ComponentPtr& module, const std::vector<FileContent>& files) {}
+  // The app asked `session` for `module` (ISession::loadModule or a load from
+  // a string), which Slang loaded from source (after OnModuleLoaded) or the
+  // hooks served. Modules Slang loaded for an import were not asked for.
+  virtual void OnModuleRequested(const SessionInfo& session, const std::string& toolchain,
+                                 const ComponentPtr& module) {}
   virtual KernelDecision DecideKernel(const KernelRequest& request, ServedKernel* served,
                                       std::string* refusal) {
     return KernelDecision::kPass;

@@ -130,6 +130,10 @@ void Log(fmt::format_string<Args...> format, Args&&... args) {
 
 void Count(uint64_t HookCounts::*counter);
 
+// Tells the listeners the app asked `session` for `module`, if the hooks
+// hold that session.
+void NotifyModuleRequested(const void* session, const ComponentPtr& module);
+
 // Keeps `object` alive and remembers what it contains.
 void Track(slang::IComponentType* object, ComponentPtr component);
 // What the hooks know `object` contains; opaque if they never saw it made.

@@ -283,7 +283,10 @@ ModuleServing ServeModule(ISession* session, ModuleLoadRequest& request, ISlangB
         return {ModuleServing::kRefused, nullptr, listener, why};
       case ModuleDecision::kServe: {
         absl::StatusOr<IModule*> loaded = LoadPlan(session, *request.session, plan);
-        if (loaded.ok() && *loaded) return {ModuleServing::kServed, *loaded, listener, ""};
+        if (loaded.ok() && *loaded) {
+          NotifyModuleRequested(session, plan.back().description);  // the plan's last
+          return {ModuleServing::kServed, *loaded, listener, ""};
+        }
         const std::string failure =
             loaded.ok() ? "the plan was empty" : std::string(loaded.status().message());
         std::optional<std::string> refusal;

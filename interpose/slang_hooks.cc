@@ -55,6 +55,20 @@ void Count(uint64_t HookCounts::*counter) {
   ++(State().counts.*counter);
 }
 
+void NotifyModuleRequested(const void* session, const ComponentPtr& module) {
+  std::shared_ptr<const SessionInfo> info;
+  std::string toolchain;
+  {
+    std::lock_guard lock(State().mutex);
+    auto it = State().sessions.find(session);
+    if (it == State().sessions.end()) return;
+    info = it->second;
+    toolchain = State().toolchain;
+  }
+  for (HookListener* listener : *Listeners())
+    Notify(listener, [&](HookListener& it) { it.OnModuleRequested(*info, toolchain, module); });
+}
+
 template <typename Fn>
 Fn Original(const void* self, size_t slot) {
   return reinterpret_cast<Fn>(State().patcher.Original(VtableOf(self), slot));
@@ -204,6 +218,7 @@ bool DescribeModule(IModule* module, const char* requested_name, const char* pat
   }
   for (HookListener* listener : *Listeners())
     Notify(listener, [&](HookListener& it) { it.OnModuleLoaded(component, contents); });
+  if (requested_name || request.source) NotifyModuleRequested(session, component);
   return true;
 }
 

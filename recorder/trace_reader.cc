@@ -3,6 +3,7 @@
 #include <capnp/serialize.h>
 
 #include <algorithm>
+#include <tuple>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
@@ -20,6 +21,7 @@ struct Trace::Contents {
   std::vector<trace_schema::Device::Reader> devices;
   std::vector<trace_schema::CallSite::Reader> call_sites;
   std::vector<KernelRecord> kernels;
+  std::vector<ModuleLoadRecord> module_loads;
   absl::flat_hash_map<Digest, trace_schema::Component::Reader> component_records;
   // Every module from a string, by digest and name: the component record of a
   // digest holds one name, its moduleVariant records (and component records
@@ -39,6 +41,7 @@ struct Trace::Contents {
   absl::flat_hash_set<std::string> call_site_ids;
   absl::flat_hash_map<std::string, std::vector<size_t>> call_sites_by_wrapper;
   absl::flat_hash_set<Digest> kernel_keys;
+  absl::flat_hash_set<std::tuple<Digest, Digest, std::string>> module_load_ids;
   absl::flat_hash_set<std::string> process_ids;
 
   void Index(trace_schema::TraceRecord::Reader record);
@@ -128,6 +131,18 @@ void Trace::Contents::Index(trace_schema::TraceRecord::Reader record) {
                          kernel.getToolchain()};
       for (auto name : kernel.getModuleNames()) entry.module_names.emplace_back(name);
       kernels.push_back(std::move(entry));
+      return;
+    }
+    case trace_schema::TraceRecord::MODULE_LOAD: {
+      auto load = record.getModuleLoad();
+      absl::StatusOr<Digest> session = DigestFromData(load.getSessionDigest());
+      absl::StatusOr<Digest> session_location = DigestFromData(load.getSessionLocationDigest());
+      absl::StatusOr<Digest> module = DigestFromData(load.getModuleDigest());
+      if (!session.ok() || !session_location.ok() || !module.ok()) break;
+      if (!module_load_ids.emplace(*session_location, *module, load.getName().cStr()).second)
+        return;
+      module_loads.push_back(
+          {*session, *session_location, *module, load.getName(), load.getToolchain()});
       return;
     }
     case trace_schema::TraceRecord::CALL_SITE: {
@@ -222,6 +237,7 @@ const std::vector<trace_schema::CallSite::Reader>& Trace::call_sites() const {
   return contents_->call_sites;
 }
 const std::vector<KernelRecord>& Trace::kernels() const { return contents_->kernels; }
+const std::vector<ModuleLoadRecord>& Trace::module_loads() const { return contents_->module_loads; }
 const std::vector<Damage>& Trace::damage() const { return contents_->damage; }
 uint64_t Trace::unknown_records() const { return contents_->unknown_records; }
 uint64_t Trace::undecodable_records() const { return contents_->undecodable_records; }
@@ -306,6 +322,16 @@ absl::StatusOr<ComponentPtr> Trace::ProgramOf(const KernelRecord& kernel) const 
   if (!program.ok() || ModuleCount(*program) != kernel.module_names.size()) return program;
   size_t next = 0;
   return WithRecordedNames(*this, *program, kernel.module_names, next);
+}
+
+absl::StatusOr<ComponentPtr> Trace::ModuleOf(const ModuleLoadRecord& load) const {
+  absl::StatusOr<ComponentPtr> module = FindComponent(load.module);
+  if (!module.ok() || (*module)->kind != Component::Kind::kModule)
+    return module.ok() ? absl::InvalidArgumentError(fmt::format("component {} is not a module",
+                                                                load.module.ToHex().substr(0, 16)))
+                       : module.status();
+  if (!(*module)->source || (*module)->name == load.name) return module;
+  return FindStringModule(load.module, load.name);
 }
 
 absl::StatusOr<SessionConfig> Trace::FindSession(const Digest& digest) const {

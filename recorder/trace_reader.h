@@ -29,6 +29,15 @@ struct KernelRecord {
   std::string toolchain;
 };
 
+// A module the app asked a session for (a moduleLoad record).
+struct ModuleLoadRecord {
+  Digest session;           // content digest
+  Digest session_location;  // FindSession(session_location)
+  Digest module;            // FindComponent(module), or FindStringModule(module, name)
+  std::string name;
+  std::string toolchain;
+};
+
 // "call", "bwds", "dispatch" or "raytracing": how tools name a call site's kind.
 std::string CallKindName(trace_schema::CallSite::Kind kind);
 
@@ -55,6 +64,8 @@ class Trace {
   const std::vector<trace_schema::CallSite::Reader>& call_sites() const;
   // One per distinct key, in first-seen order.
   const std::vector<KernelRecord>& kernels() const;
+  // One per distinct (session location, module, name), in first-seen order.
+  const std::vector<ModuleLoadRecord>& module_loads() const;
   // Call sites whose wrapper module is part of `kernel`'s program.
   std::vector<trace_schema::CallSite::Reader> CallSitesOf(const KernelRecord& kernel) const;
 
@@ -67,6 +78,8 @@ class Trace {
   // `kernel`'s program as the app built it: FindComponent(kernel.program),
   // with every module from a string under the name it had in that program.
   absl::StatusOr<ComponentPtr> ProgramOf(const KernelRecord& kernel) const;
+  // `load`'s module under the name the app loaded it with.
+  absl::StatusOr<ComponentPtr> ModuleOf(const ModuleLoadRecord& load) const;
   absl::StatusOr<SessionConfig> FindSession(const Digest& digest) const;
   // The recorded bytes of a file, or nullptr.
   const std::string_view* FindSource(const Digest& digest) const;

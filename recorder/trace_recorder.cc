@@ -105,6 +105,23 @@ void TraceRecorder::OnModuleLoaded(const ComponentPtr& module,
   WriteComponentTree(module);
 }
 
+void TraceRecorder::OnModuleRequested(const SessionInfo& session, const std::string& toolchain,
+                                      const ComponentPtr& module) {
+  if (!module->keyable) return;
+  std::lock_guard lock(mutex_);
+  if (!written_loads_.emplace(session.location_digest, module->digest, module->name).second) return;
+  // Written after the module's own records, which a reader needs to use it.
+  WriteComponentTree(module);
+  capnp::MallocMessageBuilder message;
+  auto load = message.initRoot<trace_schema::TraceRecord>().initModuleLoad();
+  load.setSessionDigest(DataOf(session.digest));
+  load.setSessionLocationDigest(DataOf(session.location_digest));
+  load.setModuleDigest(DataOf(module->digest));
+  load.setName(module->name);
+  load.setToolchain(toolchain);
+  Append(message);
+}
+
 void TraceRecorder::WriteComponentTree(const ComponentPtr& component) {
   if (!component->keyable) return;
   const bool string_module = component->kind == Component::Kind::kModule && component->source;

@@ -13,6 +13,7 @@
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <utility>
 
 #include "absl/container/flat_hash_set.h"
@@ -36,6 +37,8 @@ class TraceRecorder final : public HookListener {
   void OnToolchainKnown(const std::string& toolchain, const std::string& slang_build_tag) override;
   void OnSessionCreated(const SessionInfo& session) override;
   void OnModuleLoaded(const ComponentPtr& module, const std::vector<FileContent>& files) override;
+  void OnModuleRequested(const SessionInfo& session, const std::string& toolchain,
+                         const ComponentPtr& module) override;
   void OnKernelCompiled(const KernelRequest& request, const void* code, size_t size,
                         double seconds) override;
 
@@ -55,6 +58,9 @@ class TraceRecorder final : public HookListener {
   absl::flat_hash_set<Digest> written_;
   // Modules from strings written, by digest and name (moduleVariant records).
   absl::flat_hash_set<std::pair<Digest, std::string>> written_modules_;
+  // Module loads written (moduleLoad records), by session location, module
+  // digest and name.
+  absl::flat_hash_set<std::tuple<Digest, Digest, std::string>> written_loads_;
   // Toolchains this process has announced: sgl creates a global session per
   // device, and each reports its toolchain.
   absl::flat_hash_set<std::string> announced_;

@@ -32,6 +32,70 @@ absl::StatusOr<std::string> LayoutJson(slang::IComponentType* program) {
   return BlobToString(json.get());
 }
 
+// The module of `session` that `component` is, or null.
+slang::IModule* ModuleOf(slang::ISession* session, slang::IComponentType* component) {
+  for (SlangInt i = 0; i < session->getLoadedModuleCount(); ++i) {
+    slang::IModule* module = session->getLoadedModule(i);
+    if (static_cast<slang::IComponentType*>(module) == component) return module;
+  }
+  return nullptr;
+}
+
+// The code of each entry point `component`, a module, defines, each linked
+// alone with it, as sgl's load_program links one. A module no recorded
+// kernel was built from has no recorded code to match: its entry points'
+// code from IR must be this, from source.
+absl::StatusOr<std::vector<std::string>> EntryPointCodes(slang::ISession* session,
+                                                         slang::IComponentType* component,
+                                                         int64_t target_index) {
+  slang::IModule* module = ModuleOf(session, component);
+  if (!module) return absl::InternalError("the module is not among the session's modules");
+  std::vector<std::string> codes;
+  for (SlangInt32 i = 0; i < module->getDefinedEntryPointCount(); ++i) {
+    ComPtr<slang::IEntryPoint> entry_point;
+    if (SLANG_FAILED(module->getDefinedEntryPoint(i, entry_point.WriteRef())) || !entry_point)
+      return absl::InternalError(fmt::format("Slang has no entry point {} of its {}", i,
+                                             module->getDefinedEntryPointCount()));
+    ComPtr<ISlangBlob> diagnostics;
+    slang::IComponentType* parts[] = {module, entry_point.get()};
+    ComPtr<slang::IComponentType> composite;
+    ComPtr<slang::IComponentType> linked;
+    ComPtr<ISlangBlob> code;
+    if (SLANG_FAILED(session->createCompositeComponentType(parts, 2, composite.WriteRef(),
+                                                           diagnostics.WriteRef())) ||
+        SLANG_FAILED(composite->link(linked.WriteRef(), diagnostics.WriteRef())) ||
+        SLANG_FAILED(
+            linked->getEntryPointCode(0, target_index, code.WriteRef(), diagnostics.WriteRef())) ||
+        !code) {
+      return absl::InvalidArgumentError(
+          fmt::format("Slang failed to generate the code of its entry point {}: {}", i,
+                      BlobToString(diagnostics.get())));
+    }
+    codes.push_back(BlobToString(code.get()));
+  }
+  return codes;
+}
+
+// "" if the entry points of `component`, a module loaded from IR, give the
+// code `source_codes` holds, else why not.
+absl::StatusOr<std::string> SameEntryPointCodes(slang::ISession* session,
+                                                slang::IComponentType* component,
+                                                int64_t target_index,
+                                                const std::vector<std::string>& source_codes) {
+  absl::StatusOr<std::vector<std::string>> codes =
+      EntryPointCodes(session, component, target_index);
+  if (!codes.ok()) return codes.status();
+  if (codes->size() != source_codes.size())
+    return absl::FailedPreconditionError(fmt::format(
+        "it defines {} entry points from IR, {} from source", codes->size(), source_codes.size()));
+  for (size_t i = 0; i < codes->size(); ++i) {
+    if ((*codes)[i] != source_codes[i])
+      return absl::FailedPreconditionError(fmt::format(
+          "the code of its entry point {} from IR differs from its code from source", i));
+  }
+  return "";
+}
+
 // Where the other modules' dependency lists name `module`.
 const std::string& Identity(const Component& module) { return module.path; }
 
@@ -93,6 +157,7 @@ SerializedSession IrModuleBuilder::Serialize(const SessionConfig& config,
     result = {};
     result.uses.assign(programs.size(), contained);
     result.layouts.resize(programs.size());
+    result.entry_point_codes.resize(programs.size());
   }
   return result;
 }
@@ -105,6 +170,7 @@ SerializedSession IrModuleBuilder::SerializeUncontained(
   if (!session.ok()) {
     result.uses.assign(programs.size(), session.status());
     result.layouts.resize(programs.size());
+    result.entry_point_codes.resize(programs.size());
     return result;
   }
   const RecordedWorkingDirectory working_directory((*session)->working_directory());
@@ -115,6 +181,12 @@ SerializedSession IrModuleBuilder::SerializeUncontained(
         built.back().ok() ? LayoutJson(built.back()->object.get()) : built.back().status();
     if (!layout.ok()) built.back() = layout.status();
     result.layouts.push_back(layout.ok() ? *std::move(layout) : "");
+    absl::StatusOr<std::vector<std::string>> codes = std::vector<std::string>{};
+    if (built.back().ok() && program.program->kind == Component::Kind::kModule)
+      codes =
+          EntryPointCodes((*session)->session(), built.back()->object.get(), program.target_index);
+    if (!codes.ok()) built.back() = codes.status();
+    result.entry_point_codes.push_back(codes.ok() ? *std::move(codes) : std::vector<std::string>{});
   }
 
   slang::ISession* slang_session = (*session)->session();
@@ -224,7 +296,8 @@ std::vector<absl::StatusOr<std::string>> IrModuleBuilder::RebuildFromIr(
     }
     spent = dispatches;
     codes.push_back(Contained("rebuilding a kernel over modules loaded from IR", [&] {
-      return RebuildOne(*session, programs[p], serialized, *uses, serialized.layouts[p], loaded);
+      return RebuildOne(*session, programs[p], serialized, *uses, serialized.layouts[p],
+                        serialized.entry_point_codes[p], loaded);
     }));
     // Slang may have been left half way through whatever threw.
     if (!codes.back().ok() && absl::IsInternal(codes.back().status())) session.reset();
@@ -232,12 +305,10 @@ std::vector<absl::StatusOr<std::string>> IrModuleBuilder::RebuildFromIr(
   return codes;
 }
 
-absl::StatusOr<std::string> IrModuleBuilder::RebuildOne(ReplaySession& session,
-                                                        const RecordedProgram& program,
-                                                        const SerializedSession& serialized,
-                                                        const std::vector<size_t>& uses,
-                                                        const std::string& source_layout,
-                                                        absl::flat_hash_set<size_t>& loaded) {
+absl::StatusOr<std::string> IrModuleBuilder::RebuildOne(
+    ReplaySession& session, const RecordedProgram& program, const SerializedSession& serialized,
+    const std::vector<size_t>& uses, const std::string& source_layout,
+    const std::vector<std::string>& source_codes, absl::flat_hash_set<size_t>& loaded) {
   const RecordedWorkingDirectory working_directory(session.working_directory());
   if (absl::Status status = session.Admit(*program.snapshot); !status.ok()) return status;
   for (size_t index : uses) {
@@ -255,6 +326,9 @@ absl::StatusOr<std::string> IrModuleBuilder::RebuildOne(ReplaySession& session,
   if (!layout.ok()) return layout.status();
   if (*layout != source_layout)
     return absl::FailedPreconditionError("its layout from IR differs from its layout from source");
+  if (program.program->kind == Component::Kind::kModule)
+    return SameEntryPointCodes(session.session(), built->object.get(), program.target_index,
+                               source_codes);
   ComPtr<ISlangBlob> code;
   ComPtr<ISlangBlob> diagnostics;
   const SlangResult result = built->object->getEntryPointCode(

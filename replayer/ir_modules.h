@@ -25,9 +25,12 @@ namespace spreplay {
 
 class ReplaySession;
 
-// A recorded kernel of one session configuration.
+// A recorded kernel of one session configuration, or a module the app
+// loaded that no recorded kernel was built from (Kind::kModule): that one is
+// proven by its layout, and by the code of each entry point it defines,
+// linked alone with it, from IR against from source.
 struct RecordedProgram {
-  ComponentPtr program;  // Kind::kLinked
+  ComponentPtr program;  // Kind::kLinked or Kind::kModule
   const Snapshot* snapshot = nullptr;
   int64_t entry_point_index = 0;
   int64_t target_index = 0;
@@ -58,6 +61,9 @@ struct SerializedSession {
   // order; or why its modules cannot be served.
   std::vector<absl::StatusOr<std::vector<size_t>>> uses;
   std::vector<std::string> layouts;  // per program: its layout as JSON, from source
+  // Per program: of a module, the code of each entry point it defines, from
+  // source (EntryPointCodes); empty for a kernel.
+  std::vector<std::vector<std::string>> entry_point_codes;
 };
 
 class IrModuleBuilder {
@@ -70,8 +76,9 @@ class IrModuleBuilder {
                               const std::vector<RecordedProgram>& programs);
 
   // Rebuilds each program whose modules serialized over its modules loaded
-  // from `serialized`, in a fresh session, and returns its code; an error
-  // says why it could not, or how its layout differs from the source's.
+  // from `serialized`, in a fresh session, and returns its code (of a module:
+  // "", once every entry point's code is the source's); an error says why it
+  // could not, or how its layout or code differs from the source's.
   std::vector<absl::StatusOr<std::string>> RebuildFromIr(
       const SessionConfig& config, const std::vector<RecordedProgram>& programs,
       const SerializedSession& serialized);
@@ -85,6 +92,7 @@ class IrModuleBuilder {
                                          const SerializedSession& serialized,
                                          const std::vector<size_t>& uses,
                                          const std::string& source_layout,
+                                         const std::vector<std::string>& source_codes,
                                          absl::flat_hash_set<size_t>& loaded);
 
   explicit IrModuleBuilder(ComPtr<slang::IGlobalSession> global_session)

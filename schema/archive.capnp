@@ -47,9 +47,9 @@ struct ArchiveIndex {
   # so that a miss caused by another setting can name it.
 
   modules @7 :List(ModuleEntry);
-  # Slang modules serialized as IR (IModule::serialize), each proven at compile time to give
-  # every recorded kernel that uses it byte-identical PTX. The runtime loads them in place of
-  # Slang's front end. In no particular order: the runtime indexes them at open time.
+  # Slang modules serialized as IR (IModule::serialize), each proven at compile time to stand in
+  # for its source, as its `verifiedBy` says. The runtime loads them in place of Slang's front
+  # end. In no particular order: the runtime indexes them at open time.
 
   unservedModules @8 :List(UnservedModule);
   # Recorded modules compile could not archive as IR, with why, for the runtime's messages.
@@ -100,6 +100,23 @@ struct ModuleEntry {
   requestedFile @11 :ModuleFile;
   # A module requested by absolute path: that path below its root, by which a request from
   # another location finds it (its digest is unset).
+
+  verifiedBy @12 :ModuleVerification;
+  # How compile proved the IR stands in for the source. Older writers archived modules by
+  # `kernels` alone, the default. The runtime serves both alike: at run time every file's
+  # digest is checked, whichever way the module was verified.
+}
+
+enum ModuleVerification {
+  kernels @0;
+  # Every recorded kernel built with the module was rebuilt over its IR, in a fresh session,
+  # with byte-identical PTX and the layout the source gave.
+  layout @1;
+  # No recorded kernel was built with it (an app that loaded it without dispatching, e.g. sgl's
+  # load_module or load_program without a pipeline): loaded from IR in a fresh session, it has
+  # the layout the source gave, and each entry point it defines, linked alone with it, gets
+  # byte-identical code from IR and from source. A module that a recorded kernel's program
+  # names is never verified so, even if that kernel failed to compile.
 }
 
 struct ModuleFile {

@@ -31,7 +31,21 @@ struct TraceRecord {
     # digest names: slangpy derives a wrapper's name from more than the text the digest keys
     # (a call's type conformances), and sgl writes that name into the text. Kernel records'
     # `moduleNames` say which name each kernel's program had. Written once per (digest, name).
+    moduleLoad @8 :ModuleLoad;
   }
+}
+
+# A module the app asked a session for (ISession::loadModule, loadModuleFromSourceString),
+# whether or not it later built a kernel from it: the compile archives the modules no kernel
+# used by what they are on their own (schema/archive.capnp ModuleEntry.verifiedBy). Modules
+# Slang loaded for an import are not asked for. Written once per (session location, digest,
+# name), after the module's `component` (or `moduleVariant`) record.
+struct ModuleLoad {
+  sessionDigest @0 :Data;          # Session.digest
+  sessionLocationDigest @1 :Data;  # the Session to replay (Session.locationDigest)
+  moduleDigest @2 :Data;           # the module's Component digest
+  name @3 :Text;                   # its name in Slang (a string module's digest covers no name)
+  toolchain @4 :Text;              # as in Kernel.toolchain
 }
 
 # Written first by every recording process.

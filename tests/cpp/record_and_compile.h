@@ -32,6 +32,10 @@ class SwitchableListener final : public HookListener {
   void OnModuleLoaded(const ComponentPtr& module, const std::vector<FileContent>& files) override {
     if (target_) target_->OnModuleLoaded(module, files);
   }
+  void OnModuleRequested(const SessionInfo& session, const std::string& toolchain,
+                         const ComponentPtr& module) override {
+    if (target_) target_->OnModuleRequested(session, toolchain, module);
+  }
   void OnKernelCompiled(const KernelRequest& request, const void* code, size_t size,
                         double seconds) override {
     if (target_) target_->OnKernelCompiled(request, code, size, seconds);

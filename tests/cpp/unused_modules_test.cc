@@ -1,0 +1,257 @@
+// Modules an app loads but builds no kernel with (sgl's load_module, or
+// load_program without a pipeline; slangpy's tests that dispatch nothing):
+// the trace records which session asked for them, compile proves their IR
+// by their layout and their entry points' code, and they are served like
+// the modules of kernels. Real Slang, hooks installed, no GPU.
+
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "compiler/trace_snapshot.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "recorder/trace_reader.h"
+#include "replayer/ir_modules.h"
+#include "runtime/archive_modules.h"
+#include "tests/cpp/hooked_slang.h"
+#include "tests/cpp/record_and_compile.h"
+
+namespace spreplay {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+
+// A module with an entry point of its own, which sgl's load_program would
+// link; its import is found through the search path.
+constexpr const char* kProgramModule = R"(import helper;
+[shader("compute")]
+[numthreads(32, 1, 1)]
+void main(uint3 tid: SV_DispatchThreadID, uniform RWStructuredBuffer<float> data) {
+  data[tid.x] = helper_mul(data[tid.x], 3.0f);
+}
+)";
+constexpr const char* kStringModuleName = "loaded_from_a_string";
+constexpr const char* kStringModule = R"(public struct Pair { float a; float b; }
+public float sum(Pair pair) { return pair.a + pair.b; }
+)";
+
+slang::IModule* LoadModule(slang::ISession* session, const char* name, std::string& why) {
+  ComPtr<ISlangBlob> diagnostics;
+  slang::IModule* module = session->loadModule(name, diagnostics.WriteRef());
+  if (!module) why = Diagnostics(diagnostics);
+  return module;
+}
+
+// The modules the app loads without a kernel: program.slang, by name, and a
+// module from a string.
+absl::Status LoadUnusedModules(slang::ISession* session) {
+  std::string why;
+  if (!LoadModule(session, "program.slang", why))
+    return absl::InternalError("program.slang: " + why);
+  ComPtr<ISlangBlob> diagnostics;
+  if (!session->loadModuleFromSourceString(kStringModuleName, nullptr, kStringModule,
+                                           diagnostics.WriteRef()))
+    return absl::InternalError("string module: " + Diagnostics(diagnostics));
+  return absl::OkStatus();
+}
+
+// program.slang's entry point, linked alone with it (sgl's load_program).
+absl::StatusOr<std::string> ProgramCode(slang::ISession* session) {
+  std::string why;
+  slang::IModule* module = LoadModule(session, "program.slang", why);
+  if (!module) return absl::InternalError(why);
+  ComPtr<slang::IEntryPoint> entry_point;
+  if (SLANG_FAILED(module->findEntryPointByName("main", entry_point.WriteRef())))
+    return absl::InternalError("no main");
+  return ComposeAndGenerate(session, {module, entry_point.get()});
+}
+
+class UnusedModulesTest : public ::testing::Test {
+ protected:
+  static constexpr int kNoKernelDebugInfo = 2;  // another configuration
+
+  void SetUp() override {
+    Switch();
+    EXPECT_TRUE(TakeOverWorkingDirectoryForNvrtc());
+    sources_.Write("user.slang", kUserModule);
+    sources_.Write("helper.slang", kHelperModule);
+    sources_.Write("program.slang", kProgramModule);
+    absl::StatusOr<Compiled> compiled = RecordAndCompile(work_.path(), [&] {
+      ComPtr<slang::IGlobalSession> live = NewHookedGlobalSession();
+      std::vector<Recording> recordings =
+          RecordSession(live.get(), include_paths(), 0, [&](slang::ISession* session) {
+            absl::StatusOr<std::string> code = CompileCallSite(
+                session, "user.slang", fmt::format("call_site_{:040x}", 1), kWrapperBody);
+            if (!code.ok()) return code.status();
+            return LoadUnusedModules(session);
+          });
+      // A configuration of which the app built no kernel at all.
+      RecordSession(live.get(), include_paths(), kNoKernelDebugInfo, LoadUnusedModules);
+      return recordings;
+    });
+    ASSERT_TRUE(compiled.ok()) << compiled.status();
+    ASSERT_EQ(compiled->recordings.size(), 1u);
+    ASSERT_EQ(compiled->report.failed(), 0u);
+    compiled_ = std::move(compiled).value();
+  }
+
+  std::vector<std::string> include_paths() const {
+    return {WheelSlangDirectory(), sources_.path().string()};
+  }
+
+  // How the archive holds the modules of each session configuration, as
+  // "name by kernels|layout".
+  std::vector<std::vector<std::string>> Archived() const {
+    std::map<std::string, std::vector<std::string>> by_session;
+    for (auto module : compiled_.archive->index().getModules()) {
+      const std::string session(reinterpret_cast<const char*>(module.getSessionDigest().begin()),
+                                module.getSessionDigest().size());
+      by_session[session].push_back(fmt::format(
+          "{} by {}", module.getName().cStr(),
+          module.getVerifiedBy() == schema::ModuleVerification::LAYOUT ? "layout" : "kernels"));
+    }
+    std::vector<std::vector<std::string>> archived;
+    for (auto& [session, modules] : by_session) archived.push_back(std::move(modules));
+    return archived;
+  }
+
+  struct Served {
+    std::vector<MissRecord> misses;
+    uint64_t served = 0;
+    uint64_t compiled = 0;
+    absl::Status status;
+    std::string code;  // program.slang's entry point's
+  };
+
+  // The unused modules loaded again in a new process-like global session,
+  // served from the archive, then program.slang's entry point's code.
+  Served Serve(bool strict, int debug_info = 0) {
+    ArchiveModules modules(*compiled_.archive, strict);
+    Switch().Use(&modules);
+    const HookCounts before = GetHookCounts();
+    ComPtr<slang::IGlobalSession> live = NewHookedGlobalSession();
+    SglCudaSessionDesc desc(live.get(), include_paths(), debug_info);
+    ComPtr<slang::ISession> session;
+    EXPECT_EQ(live->createSession(desc.desc(), session.WriteRef()), SLANG_OK);
+    Served served;
+    served.status = LoadUnusedModules(session.get());
+    const HookCounts after = GetHookCounts();
+    if (served.status.ok()) {
+      absl::StatusOr<std::string> code = ProgramCode(session.get());
+      EXPECT_TRUE(code.ok()) << code.status();
+      served.code = code.value_or("");
+    }
+    Switch().Use(nullptr);
+    served.misses = modules.misses();
+    served.served = after.modules_served - before.modules_served;
+    served.compiled = after.modules_compiled - before.modules_compiled;
+    return served;
+  }
+
+  // program.slang's entry point's code, every module from source.
+  std::string FromSource(int debug_info = 0) {
+    ComPtr<slang::IGlobalSession> live = NewHookedGlobalSession();
+    SglCudaSessionDesc desc(live.get(), include_paths(), debug_info);
+    ComPtr<slang::ISession> session;
+    EXPECT_EQ(live->createSession(desc.desc(), session.WriteRef()), SLANG_OK);
+    absl::StatusOr<std::string> code = ProgramCode(session.get());
+    EXPECT_TRUE(code.ok()) << code.status();
+    return code.value_or("");
+  }
+
+  TempDir work_, sources_;
+  Compiled compiled_;
+};
+
+std::vector<std::string> Reasons(const std::vector<MissRecord>& misses) {
+  std::vector<std::string> reasons;
+  for (const MissRecord& miss : misses) reasons.push_back(miss.call_site + ": " + miss.reason);
+  return reasons;
+}
+
+TEST_F(UnusedModulesTest, AreArchivedVerifiedByTheirLayout) {
+  using ::testing::UnorderedElementsAre;
+  EXPECT_EQ(compiled_.report.modules_refused, 0u);
+  EXPECT_THAT(Archived(),
+              UnorderedElementsAre(
+                  UnorderedElementsAre(
+                      "slangpy by kernels", "helper by kernels", "user.slang by kernels",
+                      fmt::format("call_site_{:040x} by kernels", 1), "program.slang by layout",
+                      fmt::format("{} by layout", kStringModuleName)),
+                  // Of the configuration that built no kernel, program.slang's import
+                  // too is verified by program.slang's layout.
+                  UnorderedElementsAre("helper by layout", "program.slang by layout",
+                                       fmt::format("{} by layout", kStringModuleName))));
+}
+
+// What compile proves of program.slang in the session that built a kernel:
+// its entry point's code from IR is its code from source.
+TEST_F(UnusedModulesTest, AModuleIsProvenByTheCodeOfItsEntryPoints) {
+  absl::StatusOr<Trace> trace = Trace::Read((work_.path() / "trace.capnp").string());
+  ASSERT_TRUE(trace.ok()) << trace.status();
+  std::vector<std::string> loaded;
+  const ModuleLoadRecord* program = nullptr;
+  for (const ModuleLoadRecord& load : trace->module_loads()) {
+    loaded.push_back(load.name);
+    if (load.name == "program.slang" && !program) program = &load;
+  }
+  // Each session's requests, once; the wrapper's and user.slang's too.
+  EXPECT_EQ(loaded.size(), 6u) << ::testing::PrintToString(loaded);
+  ASSERT_NE(program, nullptr);
+  absl::StatusOr<ComponentPtr> module = trace->ModuleOf(*program);
+  ASSERT_TRUE(module.ok()) << module.status();
+  absl::StatusOr<Snapshot> snapshot = SnapshotFor(*trace, *module);
+  ASSERT_TRUE(snapshot.ok()) << snapshot.status();
+  absl::StatusOr<SessionConfig> config = trace->FindSession(program->session_location);
+  ASSERT_TRUE(config.ok()) << config.status();
+
+  ReplayerOptions options;
+  options.nvrtc_directory = NvrtcDirectory();
+  absl::StatusOr<std::unique_ptr<IrModuleBuilder>> builder = IrModuleBuilder::Create(options);
+  ASSERT_TRUE(builder.ok()) << builder.status();
+  const std::vector<RecordedProgram> programs = {{*module, &*snapshot, 0, 0}};
+  const SerializedSession serialized = (*builder)->Serialize(*config, programs);
+  ASSERT_EQ(serialized.uses.size(), 1u);
+  ASSERT_TRUE(serialized.uses[0].ok()) << serialized.uses[0].status();
+  ASSERT_EQ(serialized.entry_point_codes[0].size(), 1u);
+  EXPECT_THAT(serialized.entry_point_codes[0][0], HasSubstr(".entry"));
+  const std::vector<absl::StatusOr<std::string>> rebuilt =
+      (*builder)->RebuildFromIr(*config, programs, serialized);
+  ASSERT_EQ(rebuilt.size(), 1u);
+  EXPECT_TRUE(rebuilt[0].ok()) << rebuilt[0].status();
+}
+
+TEST_F(UnusedModulesTest, AreServedInStrictMode) {
+  const Served served = Serve(/*strict=*/true);
+  ASSERT_TRUE(served.status.ok()) << served.status;
+  EXPECT_THAT(Reasons(served.misses), IsEmpty());
+  EXPECT_EQ(served.served, 3u);  // helper, program.slang, the string module
+  EXPECT_EQ(served.compiled, 0u);
+  EXPECT_EQ(served.code, FromSource());
+}
+
+TEST_F(UnusedModulesTest, AreServedInAConfigurationThatBuiltNoKernel) {
+  const Served served = Serve(/*strict=*/true, kNoKernelDebugInfo);
+  ASSERT_TRUE(served.status.ok()) << served.status;
+  EXPECT_THAT(Reasons(served.misses), IsEmpty());
+  EXPECT_EQ(served.served, 3u);
+  EXPECT_EQ(served.compiled, 0u);
+  EXPECT_EQ(served.code, FromSource(kNoKernelDebugInfo));
+}
+
+TEST_F(UnusedModulesTest, AnEditedModuleLoadsFromSourceAndSaysWhichFile) {
+  sources_.Write("program.slang", std::string(kProgramModule) + "// edited\n");
+  const Served served = Serve(/*strict=*/false);
+  ASSERT_TRUE(served.status.ok()) << served.status;
+  const std::vector<std::string> reasons = Reasons(served.misses);
+  ASSERT_FALSE(reasons.empty());
+  EXPECT_THAT(reasons[0], HasSubstr("program.slang changed"));
+  EXPECT_EQ(served.compiled, 1u);  // program.slang; its helper and the string module are served
+  EXPECT_EQ(served.served, 2u);
+}
+
+}  // namespace
+}  // namespace spreplay
