@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <chrono>
 #include <deque>
+#include <filesystem>
 #include <memory>
+#include <optional>
 #include <type_traits>
 
 #include "absl/container/flat_hash_map.h"
@@ -181,6 +183,26 @@ std::string FailureOf(const Trace& trace, const RecordedProgram& program,
   return fmt::format("{} rebuilt over IR: {}", label, first_line);
 }
 
+// The file (or "its text", for a module from a string) of `module` that
+// declares a user attribute, if one does. slangpy's test_reflection.py
+// crashes, in Slang, reading such an attribute's arguments on a module loaded
+// from IR; neither layouts nor code show it, so no such module is archived.
+std::optional<std::string> DeclaresUserAttribute(const Component& module,
+                                                 const std::vector<RecordedProgram>& programs) {
+  constexpr std::string_view kDeclaration = "__AttributeUsage";
+  if (module.source && module.source->find(kDeclaration) != std::string::npos) return "its text";
+  for (const SourceFile& file : module.dependencies) {
+    for (const RecordedProgram& program : programs) {
+      auto it = program.snapshot->files.find(file.path);
+      if (it == program.snapshot->files.end()) continue;
+      if (it->second->find(kDeclaration) != std::string::npos)
+        return std::filesystem::path(file.path).filename().string();
+      break;
+    }
+  }
+  return std::nullopt;
+}
+
 // `records[p]` is null for a module no kernel used (RecordedProgram);
 // `kernel_modules`: the modules of every recorded kernel of the group.
 PartitionOutcome ArchivePart(const Trace& trace, IrModuleBuilder& builder,
@@ -199,6 +221,12 @@ PartitionOutcome ArchivePart(const Trace& trace, IrModuleBuilder& builder,
   for (size_t i = 0; i < serialized.modules.size(); ++i) {
     if (!serialized.modules[i].source_only.empty())
       refusals.try_emplace(i, serialized.modules[i].source_only);
+    if (std::optional<std::string> declaring =
+            DeclaresUserAttribute(*serialized.modules[i].description, programs))
+      refusals.try_emplace(
+          i, fmt::format("{} declares a user attribute ([__AttributeUsage]), whose arguments "
+                         "Slang's reflection of a module loaded from IR can crash on",
+                         *declaring));
   }
   absl::flat_hash_set<size_t> used;
   absl::flat_hash_set<size_t> used_by_kernels;

@@ -255,3 +255,66 @@ TEST_F(UnusedModulesTest, AnEditedModuleLoadsFromSourceAndSaysWhichFile) {
 
 }  // namespace
 }  // namespace spreplay
+
+namespace spreplay {
+namespace {
+
+// As slangpy's test_reflection.py: a module from a string that declares a
+// user attribute and uses it; reading its arguments' reflection from a
+// module loaded from IR crashes in Slang, so it is never archived.
+constexpr const char* kAttributeModule = R"(
+[__AttributeUsage(_AttributeTargets.Function)]
+struct OutputSpecAttribute { string format; int flags; };
+public interface ITestWrite {
+  [OutputSpec("rgba16_float", 7)]
+  public static void color(uint2 coord, float4 value) { }
+}
+)";
+
+TEST(UserAttributeModuleTest, IsLeftToTheSourceWithItsReasonAndReflectsAsStock) {
+  Switch();
+  EXPECT_TRUE(TakeOverWorkingDirectoryForNvrtc());
+  TempDir work, sources;
+  sources.Write("user.slang", kUserModule);
+  sources.Write("helper.slang", kHelperModule);
+  const std::vector<std::string> include_paths = {WheelSlangDirectory(), sources.path().string()};
+  auto run = [&](slang::ISession* session) -> absl::Status {
+    absl::StatusOr<std::string> code =
+        CompileCallSite(session, "user.slang", fmt::format("call_site_{:040x}", 1), kWrapperBody);
+    if (!code.ok()) return code.status();
+    ComPtr<ISlangBlob> diagnostics;
+    slang::IModule* module = session->loadModuleFromSourceString(
+        "module_with_attributes", nullptr, kAttributeModule, diagnostics.WriteRef());
+    if (!module) return absl::InternalError(Diagnostics(diagnostics));
+    slang::ProgramLayout* layout = module->getLayout();
+    slang::TypeReflection* interface_type = layout ? layout->findTypeByName("ITestWrite") : nullptr;
+    slang::FunctionReflection* color =
+        interface_type ? layout->findFunctionByNameInType(interface_type, "color") : nullptr;
+    slang::UserAttribute* attribute = color ? color->getUserAttributeByIndex(0) : nullptr;
+    if (!attribute || !attribute->getArgumentType(0))
+      return absl::InternalError("no reflection of the attribute's arguments");
+    return absl::OkStatus();
+  };
+  absl::StatusOr<Compiled> compiled = RecordAndCompile(work.path(), [&] {
+    ComPtr<slang::IGlobalSession> live = NewHookedGlobalSession();
+    return RecordSession(live.get(), include_paths, 0, run);
+  });
+  ASSERT_TRUE(compiled.ok()) << compiled.status();
+  std::vector<std::string> unserved;
+  for (const auto module : compiled->archive->index().getUnservedModules())
+    unserved.push_back(fmt::format("{}: {}", module.getName().cStr(), module.getReason().cStr()));
+  EXPECT_THAT(unserved, ::testing::Contains(::testing::AllOf(::testing::StartsWith(
+                            "module_with_attributes: its text declares a user "
+                            "attribute"))));
+
+  ArchiveModules modules(*compiled->archive, /*strict=*/false);
+  Switch().Use(&modules);
+  ComPtr<slang::IGlobalSession> live = NewHookedGlobalSession();
+  const std::vector<Recording> served = RecordSession(live.get(), include_paths, 0, run);
+  Switch().Use(nullptr);
+  ASSERT_EQ(served.size(), 1u);
+  EXPECT_EQ(served[0].code, compiled->recordings[0].code);
+}
+
+}  // namespace
+}  // namespace spreplay
