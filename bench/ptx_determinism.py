@@ -6,7 +6,7 @@ modules stage, which rebuilds every kernel over IR, is counted the same way:
 a module refused because a kernel rebuilt over it differs is a refusal here.
 Runs on any machine (no GPU).
 
-    python bench/ptx_determinism.py --out DIR [--rounds 5] [--jobs 2] [TRACE ...]
+    python bench/ptx_determinism.py --out DIR [--rounds 5] [--jobs 2] [--no-modules] [TRACE ...]
 
 Writes DIR/ptx-determinism.json and DIR/ptx-determinism.md. Without traces,
 the committed H200 fixtures.
@@ -30,11 +30,11 @@ ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = sorted((ROOT / "tests" / "fixtures" / "h200").glob("*.capnp"))
 
 
-def compile_round(traces: list[Path], work: Path, jobs: int, round_index: int) -> dict:
+def compile_round(traces: list[Path], work: Path, jobs: int, round_index: int, modules: bool) -> dict:
     report = work / f"round{round_index}.json"
     argv = [sys.executable, "-m", "spreplay", "compile", *map(str, traces), "-o",
             str(work / f"round{round_index}.sprk"), "--no-cache", "--arch", "90", "--jobs", str(jobs),
-            "--report", str(report)]
+            "--report", str(report), *([] if modules else ["--no-modules"])]
     start = time.perf_counter()
     proc = subprocess.run(argv, env=clean_environment(), capture_output=True, text=True)
     seconds = time.perf_counter() - start
@@ -104,6 +104,7 @@ def main() -> int:
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--no-modules", action="store_true", help="kernels only, no modules stage")
     parser.add_argument("traces", type=Path, nargs="*")
     args = parser.parse_args()
     traces = args.traces or FIXTURES
@@ -111,7 +112,7 @@ def main() -> int:
     work = Path(tempfile.mkdtemp(prefix="spreplay-ptx-determinism-"))
     rounds = []
     for index in range(args.rounds):
-        rounds.append(compile_round(traces, work, args.jobs, index))
+        rounds.append(compile_round(traces, work, args.jobs, index, not args.no_modules))
         print(f"round {index + 1}/{args.rounds}: {rounds[-1]['seconds']:.1f} s", flush=True)
     summary = summarize(rounds)
     (args.out / "ptx-determinism.json").write_text(json.dumps(summary, indent=2) + "\n")
