@@ -279,6 +279,15 @@ public float scale(float x) { return helper_mul(x, 3.0f); }
 constexpr const char* kHelperModule =
     R"(public float helper_mul(float a, float b) { return a * b + 1.0f; }
 )";
+// A module with an entry point of its own, as sgl's load_program links one;
+// it imports helper.slang, beside it.
+constexpr const char* kProgramModule = R"(import helper;
+[shader("compute")]
+[numthreads(32, 1, 1)]
+void main(uint3 tid: SV_DispatchThreadID, uniform RWStructuredBuffer<float> data) {
+  data[tid.x] = helper_mul(data[tid.x], 3.0f);
+}
+)";
 constexpr const char* kWrapperBody = R"(import slangpy;
 import user;
 [shader("compute")]

@@ -20,15 +20,6 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
-// A module with an entry point of its own, as sgl's load_program links one:
-// its import is found beside it, not below a search path.
-constexpr const char* kProgramModule = R"(import helper;
-[shader("compute")]
-[numthreads(32, 1, 1)]
-void main(uint3 tid: SV_DispatchThreadID, uniform RWStructuredBuffer<float> data) {
-  data[tid.x] = helper_mul(data[tid.x], 3.0f);
-}
-)";
 
 // sgl's SlangSession::load_program(module_name, {"main"}): load_module, whose
 // resolve_module_name leaves an absolute path as it is, then the entry point

@@ -24,15 +24,6 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
-// A module with an entry point of its own, which sgl's load_program would
-// link; its import is found through the search path.
-constexpr const char* kProgramModule = R"(import helper;
-[shader("compute")]
-[numthreads(32, 1, 1)]
-void main(uint3 tid: SV_DispatchThreadID, uniform RWStructuredBuffer<float> data) {
-  data[tid.x] = helper_mul(data[tid.x], 3.0f);
-}
-)";
 constexpr const char* kStringModuleName = "loaded_from_a_string";
 constexpr const char* kStringModule = R"(public struct Pair { float a; float b; }
 public float sum(Pair pair) { return pair.a + pair.b; }
