@@ -1,5 +1,6 @@
 #include "compiler/ptx_comparison.h"
 
+#include <ostream>
 #include <string>
 #include <utility>
 
@@ -173,14 +174,20 @@ TEST(PtxRegisterRenamingTest, ARegisterBeyondItsDeclarationIsNotARegister) {
   EXPECT_EQ(ComparePtx(Kernel().Text(), replayed.Text()).verdict, Verdict::kDifferent);
 }
 
+// One change to the program itself, named for test names and messages.
+struct ProgramChange {
+  const char* name;
+  void (*apply)(Kernel&);
+  friend void PrintTo(const ProgramChange& change, std::ostream* out) { *out << change.name; }
+};
+
 // Everything but register names is compared byte for byte, renamed or not.
-class PtxProgramDifferenceTest
-    : public ::testing::TestWithParam<std::pair<const char*, void (*)(Kernel&)>> {};
+class PtxProgramDifferenceTest : public ::testing::TestWithParam<ProgramChange> {};
 
 TEST_P(PtxProgramDifferenceTest, IsRefusedEvenWithRegistersRenamed) {
   Kernel replayed;
   std::swap(replayed.a, replayed.b);
-  GetParam().second(replayed);
+  GetParam().apply(replayed);
   const PtxComparison comparison = ComparePtx(Kernel().Text(), replayed.Text());
   EXPECT_EQ(comparison.verdict, Verdict::kDifferent);
   EXPECT_THAT(comparison.difference, HasSubstr("PTX differs from the recorded PTX at line"));
@@ -188,21 +195,14 @@ TEST_P(PtxProgramDifferenceTest, IsRefusedEvenWithRegistersRenamed) {
 
 INSTANTIATE_TEST_SUITE_P(
     Differences, PtxProgramDifferenceTest,
-    ::testing::Values(std::make_pair(
-                          "instruction", +[](Kernel& k) { k.entry_op = "fma.rz.f32"; }),
-                      std::make_pair(
-                          "type", +[](Kernel& k) { k.entry_type = ".f16"; }),
-                      std::make_pair(
-                          "immediate", +[](Kernel& k) { k.immediate = "0f40000000"; }),
-                      std::make_pair(
-                          "directive", +[](Kernel& k) { k.maxntid = "64"; }),
-                      std::make_pair(
-                          "declaration", +[](Kernel& k) { k.count = "6"; }),
-                      std::make_pair(
-                          "special_register", +[](Kernel& k) { k.thread = "%ntid.x"; }),
-                      std::make_pair(
-                          "label", +[](Kernel& k) { k.label = "$L__BB0_3"; })),
-    [](const auto& info) { return std::string(info.param.first); });
+    ::testing::Values(ProgramChange{"instruction", [](Kernel& k) { k.entry_op = "fma.rz.f32"; }},
+                      ProgramChange{"type", [](Kernel& k) { k.entry_type = ".f16"; }},
+                      ProgramChange{"immediate", [](Kernel& k) { k.immediate = "0f40000000"; }},
+                      ProgramChange{"directive", [](Kernel& k) { k.maxntid = "64"; }},
+                      ProgramChange{"declaration", [](Kernel& k) { k.count = "6"; }},
+                      ProgramChange{"special_register", [](Kernel& k) { k.thread = "%ntid.x"; }},
+                      ProgramChange{"label", [](Kernel& k) { k.label = "$L__BB0_3"; }}),
+    [](const auto& info) { return std::string(info.param.name); });
 
 TEST(PtxRegisterRenamingTest, OperandsSwappedInOneInstructionAreRefused) {
   const std::string recorded = Kernel().Text();
