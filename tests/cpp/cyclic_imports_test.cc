@@ -64,14 +64,6 @@ class CyclicImportsTest : public ::testing::Test {
   TempDir sources_;
 };
 
-// "name: reason" for every module the archive says it did not archive.
-std::vector<std::string> UnservedModules(const Archive& archive) {
-  std::vector<std::string> unserved;
-  for (const auto module : archive.index().getUnservedModules())
-    unserved.push_back(fmt::format("{}: {}", module.getName().cStr(), module.getReason().cStr()));
-  return unserved;
-}
-
 TEST_F(CyclicImportsTest, TheKernelIsArchivedAndTheCycleIsLeftToTheSourceWithItsReason) {
   absl::StatusOr<Compiled> compiled =
       RecordAndCompile(work_.path(), [&] { return RecordCyclicCallSite(sources_); });

@@ -242,6 +242,28 @@ inline absl::StatusOr<std::string> ComposeAndGenerate(slang::ISession* session,
   return LinkAndGenerate(composite.get(), options, count);
 }
 
+// The options slangpy links a call site's program with: dump_intermediates
+// off and a prefix naming the call.
+class SlangpyLinkOptions {
+ public:
+  explicit SlangpyLinkOptions(const std::string& wrapper_name)
+      : prefix_(wrapper_name + "_compute") {
+    options_[0].name = slang::CompilerOptionName::DumpIntermediates;
+    options_[0].value.kind = slang::CompilerOptionValueKind::Int;
+    options_[1].name = slang::CompilerOptionName::DumpIntermediatePrefix;
+    options_[1].value.kind = slang::CompilerOptionValueKind::String;
+    options_[1].value.stringValue0 = prefix_.c_str();
+  }
+  SlangpyLinkOptions(const SlangpyLinkOptions&) = delete;
+
+  slang::CompilerOptionEntry* data() { return options_; }
+  uint32_t count() const { return 2; }
+
+ private:
+  std::string prefix_;
+  slang::CompilerOptionEntry options_[2] = {};
+};
+
 // A slangpy call site: a generated wrapper module that imports the user's
 // module, linked with it. Compiles one kernel in `session` and returns its code.
 inline absl::StatusOr<std::string> CompileCallSite(slang::ISession* session,
@@ -262,15 +284,9 @@ inline absl::StatusOr<std::string> CompileCallSite(slang::ISession* session,
   ComPtr<slang::IEntryPoint> entry_point;
   if (SLANG_FAILED(wrapper->findEntryPointByName("compute_main", entry_point.WriteRef())))
     return absl::InternalError("no compute_main");
-  // slangpy links with dump_intermediates off and a prefix naming the call.
-  const std::string prefix = wrapper_name + "_compute";
-  slang::CompilerOptionEntry link_options[2] = {};
-  link_options[0].name = slang::CompilerOptionName::DumpIntermediates;
-  link_options[0].value.kind = slang::CompilerOptionValueKind::Int;
-  link_options[1].name = slang::CompilerOptionName::DumpIntermediatePrefix;
-  link_options[1].value.kind = slang::CompilerOptionValueKind::String;
-  link_options[1].value.stringValue0 = prefix.c_str();
-  return ComposeAndGenerate(session, {wrapper, user, entry_point.get()}, link_options, 2);
+  SlangpyLinkOptions link_options(wrapper_name);
+  return ComposeAndGenerate(session, {wrapper, user, entry_point.get()}, link_options.data(),
+                            link_options.count());
 }
 
 constexpr const char* kUserModule = R"(import helper;

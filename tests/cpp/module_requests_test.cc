@@ -20,7 +20,6 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
-
 // sgl's SlangSession::load_program(module_name, {"main"}): load_module, whose
 // resolve_module_name leaves an absolute path as it is, then the entry point
 // by name, composed with its module and linked (shader.cpp).
@@ -56,12 +55,6 @@ Served ServeSession(const Archive& archive, const std::vector<std::string>& incl
   served.served = after.modules_served - before.modules_served;
   served.compiled = after.modules_compiled - before.modules_compiled;
   return served;
-}
-
-std::vector<std::string> Reasons(const std::vector<MissRecord>& misses) {
-  std::vector<std::string> reasons;
-  for (const MissRecord& miss : misses) reasons.push_back(miss.call_site + ": " + miss.reason);
-  return reasons;
 }
 
 // load_program by an absolute path that no root (slangpy, a search

@@ -508,15 +508,10 @@ TEST_F(ServedModulesTest, AServedSessionWritesTheModuleCacheStockSlangLoads) {
       ComPtr<slang::IEntryPoint> entry_point;
       EXPECT_EQ(loaded_wrapper->findEntryPointByName("compute_main", entry_point.WriteRef()),
                 SLANG_OK);
-      const std::string prefix = wrapper + "_compute";
-      slang::CompilerOptionEntry link_options[2] = {};
-      link_options[0].name = slang::CompilerOptionName::DumpIntermediates;
-      link_options[0].value.kind = slang::CompilerOptionValueKind::Int;
-      link_options[1].name = slang::CompilerOptionName::DumpIntermediatePrefix;
-      link_options[1].value.kind = slang::CompilerOptionValueKind::String;
-      link_options[1].value.stringValue0 = prefix.c_str();
-      absl::StatusOr<std::string> code = ComposeAndGenerate(
-          session.get(), {loaded_wrapper, user, entry_point.get()}, link_options, 2);
+      SlangpyLinkOptions link_options(wrapper);
+      absl::StatusOr<std::string> code =
+          ComposeAndGenerate(session.get(), {loaded_wrapper, user, entry_point.get()},
+                             link_options.data(), link_options.count());
       EXPECT_TRUE(code.ok()) << code.status();
       result.code = code.value_or("");
     }

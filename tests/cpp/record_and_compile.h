@@ -13,6 +13,7 @@
 #include "compiler/compile_pipeline.h"
 #include "recorder/trace_reader.h"
 #include "recorder/trace_recorder.h"
+#include "runtime/archive_kernels.h"
 #include "tests/cpp/hooked_slang.h"
 
 namespace spreplay {
@@ -98,6 +99,21 @@ inline absl::StatusOr<Compiled> RecordAndCompile(
   if (!archive.ok()) return archive.status();
   compiled.archive = std::make_unique<Archive>(*std::move(archive));
   return compiled;
+}
+
+// "call site: reason" for each of `misses`.
+inline std::vector<std::string> Reasons(const std::vector<MissRecord>& misses) {
+  std::vector<std::string> reasons;
+  for (const MissRecord& miss : misses) reasons.push_back(miss.call_site + ": " + miss.reason);
+  return reasons;
+}
+
+// "name: reason" for every module the archive says it did not archive.
+inline std::vector<std::string> UnservedModules(const Archive& archive) {
+  std::vector<std::string> unserved;
+  for (const auto module : archive.index().getUnservedModules())
+    unserved.push_back(fmt::format("{}: {}", module.getName().cStr(), module.getReason().cStr()));
+  return unserved;
 }
 
 }  // namespace spreplay

@@ -157,12 +157,6 @@ class UnusedModulesTest : public ::testing::Test {
   Compiled compiled_;
 };
 
-std::vector<std::string> Reasons(const std::vector<MissRecord>& misses) {
-  std::vector<std::string> reasons;
-  for (const MissRecord& miss : misses) reasons.push_back(miss.call_site + ": " + miss.reason);
-  return reasons;
-}
-
 TEST_F(UnusedModulesTest, AreArchivedVerifiedByTheirLayout) {
   using ::testing::UnorderedElementsAre;
   EXPECT_EQ(compiled_.report.modules_refused, 0u);
@@ -291,9 +285,7 @@ TEST(UserAttributeModuleTest, IsLeftToTheSourceWithItsReasonAndReflectsAsStock) 
     return RecordSession(live.get(), include_paths, 0, run);
   });
   ASSERT_TRUE(compiled.ok()) << compiled.status();
-  std::vector<std::string> unserved;
-  for (const auto module : compiled->archive->index().getUnservedModules())
-    unserved.push_back(fmt::format("{}: {}", module.getName().cStr(), module.getReason().cStr()));
+  const std::vector<std::string> unserved = UnservedModules(*compiled->archive);
   EXPECT_THAT(unserved, ::testing::Contains(::testing::AllOf(::testing::StartsWith(
                             "module_with_attributes: its text declares a user "
                             "attribute"))));
