@@ -1,7 +1,7 @@
 # The two commands of the README, and the GPU checks. Every target installs
 # what it needs first (scripts/setup is idempotent and quick when done).
 
-.PHONY: setup demo test test-cpp test-python fuzz tsan release release-check gpu-test gpu-test-injection gpu-test-samples gpu-test-hardening gpu-test-multi gpu-test-slangpy bench bench-record bench-compile clean
+.PHONY: setup demo test test-cpp test-python test-slangpy-releases fuzz tsan release release-check gpu-test gpu-test-injection gpu-test-samples gpu-test-hardening gpu-test-multi gpu-test-slangpy bench bench-record bench-compile clean
 
 # Without a system CUDA toolkit, the tests use CUDA's compilers from NVIDIA's
 # wheels, which scripts/setup installs into the virtualenv (evaluated when a
@@ -23,15 +23,20 @@ setup:
 demo: setup
 	@scripts/demo
 
-test: setup test-cpp test-python fuzz
+test: setup test-cpp test-python test-slangpy-releases fuzz
 
-test-cpp test-python fuzz: setup
+test-cpp test-python test-slangpy-releases fuzz: setup
 
 test-cpp:
 	@ctest --test-dir build --output-on-failure -j 2
 
 test-python:
 	@.venv/bin/python -m pytest -q tests/python
+
+# The release-dependent CPU tests once more under every other slangpy release
+# supported_builds.json lists, each in build/venvs/slangpy-VERSION.
+test-slangpy-releases:
+	@scripts/test-slangpy-releases
 
 fuzz:
 	@PYTHON=$(CURDIR)/.venv/bin/python tests/fuzz/run-fuzzers 10

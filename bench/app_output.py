@@ -5,6 +5,7 @@ the outputs it saved."""
 
 from __future__ import annotations
 
+import importlib.metadata
 import os
 import re
 from pathlib import Path
@@ -23,6 +24,13 @@ SAMPLE_RUNS: dict[str, tuple[str, tuple[str, ...]]] = {
     "local_modules": ("local_modules", ()),
     "local_modules-noise-first": ("local_modules", ("--noise-first",)),
 }
+
+
+def fixture_traces(root: Path = ROOT) -> list[Path]:
+    """The samples' traces recorded on an H200 with the slangpy installed
+    here (tests/fixtures/h200/slangpy-VERSION, bench/record_overhead.py)."""
+    version = importlib.metadata.version("slangpy")
+    return sorted((root / "tests" / "fixtures" / "h200" / f"slangpy-{version}").glob("*.capnp"))
 
 
 def sample_app(folder: str, root: Path = ROOT) -> Path:

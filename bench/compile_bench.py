@@ -18,10 +18,10 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from app_output import clean_environment  # noqa: E402
+from app_output import clean_environment, fixture_traces  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
-TRACES = sorted((ROOT / "tests" / "fixtures" / "h200").glob("*.capnp"))
+TRACES = fixture_traces(ROOT)
 
 
 def compile_once(out: Path, jobs: int, cache: Path | None, report: Path, sass: str = "ptxas") -> float:

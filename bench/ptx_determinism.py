@@ -24,10 +24,10 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from app_output import clean_environment  # noqa: E402
+from app_output import clean_environment, fixture_traces  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
-FIXTURES = sorted((ROOT / "tests" / "fixtures" / "h200").glob("*.capnp"))
+FIXTURES = fixture_traces(ROOT)
 
 
 def compile_round(traces: list[Path], work: Path, jobs: int, round_index: int, modules: bool) -> dict:

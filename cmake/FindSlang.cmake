@@ -1,8 +1,9 @@
 # Finds the Slang header and library that ship inside the slangpy wheel, so the
 # native code is always built against the exact Slang the user's slangpy runs.
 #
-# Sets Slang_FOUND, Slang_INCLUDE_DIR, Slang_LIBRARY, Slang_PACKAGE_DIR and the
-# imported target Slang::slang. SLANGPY_DIR overrides the lookup.
+# Sets Slang_FOUND, Slang_INCLUDE_DIR, Slang_LIBRARY, Slang_PACKAGE_DIR,
+# Slang_BUILD (the build tag the wheel's library is named after, e.g. 2026.12)
+# and the imported target Slang::slang. SLANGPY_DIR overrides the lookup.
 
 if(NOT SLANGPY_DIR)
   find_package(Python3 COMPONENTS Interpreter REQUIRED)
@@ -20,11 +21,13 @@ file(GLOB _slang_candidates "${SLANGPY_DIR}/libslang-compiler.so.*")
 list(SORT _slang_candidates)
 list(GET _slang_candidates -1 Slang_LIBRARY)
 set(Slang_PACKAGE_DIR "${SLANGPY_DIR}")
+cmake_path(GET Slang_LIBRARY FILENAME _slang_file_name)
+string(REGEX REPLACE "^libslang-compiler\\.so\\.0\\." "" Slang_BUILD "${_slang_file_name}")
 
 include(FindPackageHandleStandardArgs)
 find_package_handle_standard_args(Slang
   REQUIRED_VARS Slang_INCLUDE_DIR Slang_LIBRARY
-  FAIL_MESSAGE "slangpy with its bundled Slang was not found: install slangpy==0.43.1 into the Python used for the build, or set SLANGPY_DIR")
+  FAIL_MESSAGE "slangpy with its bundled Slang was not found: install a supported slangpy (python/spreplay/supported_builds.json) into the Python used for the build, or set SLANGPY_DIR")
 
 if(Slang_FOUND AND NOT TARGET Slang::headers)
   add_library(Slang::headers INTERFACE IMPORTED)

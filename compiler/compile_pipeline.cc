@@ -12,6 +12,7 @@
 #include "archive/archive_writer.h"
 #include "common/fmt_absl.h"
 #include "common/seconds_since.h"
+#include "common/toolchain_name.h"
 #include "compiler/compile_cache.h"
 #include "compiler/fatbin_packer.h"
 #include "compiler/module_stage.h"
@@ -114,6 +115,19 @@ std::string WhyNoKernels(const Trace& trace) {
       trace.name(), fmt::join(types, "/"));
 }
 
+// A trace recorded with another Slang build than the one replaying it is
+// refused whole, in one line; a trace that mixes builds fails only the
+// kernels of the others.
+absl::Status RecordedWithThisSlang(const Trace& trace, const std::string& build_tag) {
+  for (const KernelRecord& record : trace.kernels())
+    if (SlangBuildOf(record.toolchain) == build_tag) return absl::OkStatus();
+  return absl::FailedPreconditionError(fmt::format(
+      "{} was recorded with {}, but this spreplay compile replays with Slang {}: compile it "
+      "where the slangpy it was recorded with is installed, or name that slangpy with "
+      "--slangpy DIR",
+      trace.name(), trace.kernels().front().toolchain, build_tag));
+}
+
 // What the cache remembers of a kernel whose replay renamed registers,
 // followed by how many.
 constexpr std::string_view kRenamedProof = "verified, registers renamed: ";
@@ -123,7 +137,7 @@ constexpr std::string_view kRenamedProof = "verified, registers renamed: ";
 // remembered in the cache by its proof.
 bool NeedsReplay(const CompileCache& cache, const std::string& build_tag, KernelJob& job) {
   const KernelRecord& record = *job.record;
-  if (record.toolchain.find(build_tag) == std::string::npos) {
+  if (SlangBuildOf(record.toolchain) != build_tag) {
     job.Fail(
         fmt::format("recorded with {}, but this spreplay replays with Slang {}: install the "
                     "slangpy the trace was recorded with",
@@ -324,6 +338,7 @@ absl::StatusOr<CompileReport> CompileTrace(const Trace& trace, const std::string
   const size_t workers =
       options.jobs > 0 ? options.jobs : std::max(1u, std::thread::hardware_concurrency());
   if (trace.kernels().empty()) return absl::FailedPreconditionError(WhyNoKernels(trace));
+  if (absl::Status same = RecordedWithThisSlang(trace, SlangBuildTag()); !same.ok()) return same;
 
   const std::vector<const KernelRecord*> records = KernelsOfShard(trace, options);
   std::vector<KernelJob> jobs(records.size());

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "build_info/slang_build.h"
 #include "common/contained_call.h"
 #include "common/fmt_absl.h"
 #include "common/seconds_since.h"
@@ -44,6 +45,34 @@ const size_t kLink = VtableSlotOf(&IComponentType::link);
 const size_t kLinkWithOptions = VtableSlotOf(&IComponentType::linkWithOptions);
 const size_t kRenameEntryPoint = VtableSlotOf(&IComponentType::renameEntryPoint);
 const size_t kSpecialize = VtableSlotOf(&IComponentType::specialize);
+
+}  // namespace hooks
+
+std::string PatchedSlotsText() {
+  using namespace hooks;
+  const std::pair<std::string_view, size_t> slots[] = {
+      {"slang::IGlobalSession createSession", kCreateSession},
+      {"slang::ISession loadModule", kLoadModule},
+      {"slang::ISession loadModuleFromSource", kLoadModuleFromSource},
+      {"slang::ISession loadModuleFromSourceString", kLoadModuleFromSourceString},
+      {"slang::ISession createCompositeComponentType", kCreateComposite},
+      {"slang::ISession createTypeConformanceComponentType", kCreateTypeConformance},
+      {"slang::ISession release", kSessionRelease},
+      {"slang::IModule findEntryPointByName", kFindEntryPointByName},
+      {"slang::IModule findAndCheckEntryPoint", kFindAndCheckEntryPoint},
+      {"slang::IModule serialize", kSerialize},
+      {"slang::IComponentType getEntryPointCode", kGetEntryPointCode},
+      {"slang::IComponentType link", kLink},
+      {"slang::IComponentType linkWithOptions", kLinkWithOptions},
+      {"slang::IComponentType renameEntryPoint", kRenameEntryPoint},
+      {"slang::IComponentType specialize", kSpecialize},
+  };
+  std::string text;
+  for (const auto& [method, slot] : slots) text += fmt::format("{} {}\n", method, slot);
+  return text;
+}
+
+namespace hooks {
 
 HookState& State() {
   static HookState* state = new HookState;  // never destroyed: hooks may run during exit
@@ -737,14 +766,25 @@ absl::Status ConfigureSlangHooks(const HookOptions& options) {
   std::lock_guard lock(State().mutex);
   // The hooks read the options without a lock: they never change once set.
   if (State().configured) return absl::OkStatus();
+  SlangLibrary slang;
+  if (!options.slang_library.empty()) {
+    absl::StatusOr<SlangLibrary> opened = OpenSlangLibrary(options.slang_library);
+    if (!opened.ok()) return opened.status();
+    // Every slot patched and every method called is of this build's
+    // slang.h: a library of another build is refused before anything of it
+    // is patched, with nothing configured.
+    const char* tag = opened->build_tag ? opened->build_tag() : nullptr;
+    if (std::string_view(tag ? tag : "") != kSlangBuild) {
+      return absl::FailedPreconditionError(fmt::format(
+          "{} is Slang {}, but this spreplay library is built for Slang {}; spreplay supports {}",
+          opened->path, tag ? tag : "of unknown build", kSlangBuild, kSupportedBuilds));
+    }
+    slang = *std::move(opened);
+  }
   State().configured = true;
   State().options = options;
   State().toolchain = options.toolchain;
-  if (!options.slang_library.empty()) {
-    absl::StatusOr<SlangLibrary> slang = OpenSlangLibrary(options.slang_library);
-    if (!slang.ok()) return slang.status();
-    State().slang = *std::move(slang);
-  }
+  State().slang = std::move(slang);
   return absl::OkStatus();
 }
 
@@ -769,6 +809,15 @@ void OnGlobalSessionCreated(void* pointer) {
   auto* global_session = static_cast<IGlobalSession*>(pointer);
   const char* tag = global_session->getBuildTagString();
   const std::string build_tag = tag ? tag : "?";
+  // A Slang other than the one configured (a second libslang in the
+  // process) is left alone: its vtables are not this build's.
+  if (build_tag != kSlangBuild) {
+    PrintLineToStderr(fmt::format(
+        "spreplay: a Slang global session of build {} was created, but spreplay is built for "
+        "Slang {}: its kernels compile as stock, unrecorded and unserved",
+        build_tag, kSlangBuild));
+    return;
+  }
   std::string toolchain;
   {
     std::lock_guard lock(State().mutex);

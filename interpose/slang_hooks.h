@@ -45,6 +45,11 @@ struct HeldObjects {
 };
 HeldObjects GetHeldObjects();
 
+// The vtable slots the hooks patch, one "INTERFACE METHOD SLOT" line each,
+// as this build's slang.h lays them out: what tests check against that
+// header's declarations (tools/slang_abi.py).
+std::string PatchedSlotsText();
+
 // Patches the vtables reachable from a freshly created slang::IGlobalSession.
 // Called by the shim for every global session slangpy creates.
 void OnGlobalSessionCreated(void* global_session);

@@ -1,21 +1,39 @@
 #include "replayer/replayer_slang.h"
 
+#include <string_view>
+
+#include "build_info/slang_build.h"
 #include "common/fmt_absl.h"
 #include "fmt/format.h"
 
 namespace spreplay {
+namespace {
+
+absl::StatusOr<SlangLibrary> OpenBuiltForSlang() {
+  absl::StatusOr<SlangLibrary> opened = OpenSlangLibrary(SPREPLAY_SLANG_FILE_NAME);
+  if (!opened.ok()) {
+    return absl::FailedPreconditionError(fmt::format(
+        "Slang is missing: this spreplay tool replays kernels with Slang {} ({}), loaded from a "
+        "slangpy that bundles it, installed beside spreplay or named with --slangpy DIR ({}); "
+        "spreplay supports {}",
+        kSlangBuild, SPREPLAY_SLANG_FILE_NAME, opened.status().message(), kSupportedBuilds));
+  }
+  // The tool calls Slang through the slang.h of one build: a library of any
+  // other build is never called beyond asking its build.
+  const char* tag = opened->build_tag ? opened->build_tag() : nullptr;
+  if (std::string_view(tag ? tag : "") != kSlangBuild) {
+    return absl::FailedPreconditionError(
+        fmt::format("{} is Slang {}, but this spreplay tool is built for Slang {}; spreplay "
+                    "supports {}",
+                    opened->path, tag ? tag : "of unknown build", kSlangBuild, kSupportedBuilds));
+  }
+  return opened;
+}
+
+}  // namespace
 
 absl::StatusOr<const SlangLibrary*> ReplayerSlang() {
-  static const absl::StatusOr<SlangLibrary> slang =
-      [](absl::StatusOr<SlangLibrary> opened) -> absl::StatusOr<SlangLibrary> {
-    if (opened.ok()) return opened;
-    return absl::FailedPreconditionError(fmt::format(
-        "Slang is missing: spreplay replays kernels with the Slang of the slangpy it was built "
-        "for ({}), loaded from that slangpy installed beside spreplay ({}); install that "
-        "slangpy into the Python environment spreplay is installed in (pip install spreplay "
-        "installs it)",
-        SPREPLAY_SLANG_FILE_NAME, opened.status().message()));
-  }(OpenSlangLibrary(SPREPLAY_SLANG_FILE_NAME));
+  static const absl::StatusOr<SlangLibrary> slang = OpenBuiltForSlang();
   if (!slang.ok()) return slang.status();
   return &*slang;
 }

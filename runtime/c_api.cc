@@ -140,6 +140,11 @@ using spreplay::Native;
 
 const char* spreplay_last_error(void) { return spreplay::LastError().c_str(); }
 
+const char* spreplay_patched_slots(void) {
+  static const std::string* slots = new std::string(spreplay::PatchedSlotsText());
+  return slots->c_str();
+}
+
 int spreplay_configure(const char* slang_library, const char* toolchain, int verbose) {
   return spreplay::Guarded([&]() -> int {
     spreplay::HookOptions options;

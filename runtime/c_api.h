@@ -21,6 +21,11 @@ SPREPLAY_API const char* spreplay_last_error(void);
 // libslang-compiler slangpy loads.
 SPREPLAY_API int spreplay_configure(const char* slang_library, const char* toolchain, int verbose);
 
+// The vtable slots the hooks patch, one "INTERFACE METHOD SLOT" line each, as
+// the slang.h this library was built against lays them out. Valid for the
+// life of the process.
+SPREPLAY_API const char* spreplay_patched_slots(void);
+
 // The shim calls this for every Slang global session; pass its address to
 // spreplay_shim_configure.
 SPREPLAY_API void spreplay_on_global_session(void* global_session, void* context);

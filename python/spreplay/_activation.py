@@ -57,7 +57,7 @@ def start_recording(path: str, verbose: bool) -> None:
 
     native = _hooks.install(verbose=verbose)
     native.record_open(os.path.abspath(path), _process_description())
-    hub = call_site_hub()
+    hub = call_site_hub(_hooks.build().patches)
     hub.call_site_observers.append(lambda description: native.record_json("callSite", json.dumps(description)))
     hub.device_observers.append(lambda description: native.record_json("device", json.dumps(description)))
 
@@ -95,4 +95,9 @@ def activate_from_environment() -> None:
     except Exception as error:  # start-up must never fail because of spreplay
         import sys
 
-        print(f"spreplay: not active: {error}", file=sys.stderr)
+        from ._supported_builds import UnsupportedBuild
+
+        if isinstance(error, UnsupportedBuild):
+            print(f"spreplay: not active, the app runs as stock: {error}", file=sys.stderr)
+        else:
+            print(f"spreplay: not active: {error}", file=sys.stderr)

@@ -6,8 +6,10 @@ import sys
 
 from ._native import Native
 from ._slangpy_location import locate_slangpy
+from ._supported_builds import SupportedBuild, select_build
 
 _native: Native | None = None
+_build: SupportedBuild | None = None
 
 
 class TooLate(RuntimeError):
@@ -15,8 +17,10 @@ class TooLate(RuntimeError):
 
 
 def install(verbose: bool = False) -> Native:
-    """Loads the native core and hooks Slang. Must run before `import slangpy`."""
-    global _native
+    """Loads the native core and hooks Slang. Must run before `import slangpy`.
+    Raises UnsupportedBuild, having loaded and patched nothing, when the
+    process runs a slangpy or Slang this spreplay does not support."""
+    global _native, _build
     if _native is not None:
         return _native
     if "slangpy" in sys.modules:
@@ -25,11 +29,17 @@ def install(verbose: bool = False) -> Native:
             "set SLANGPY_KERNELS / SLANGPY_RECORD in the environment instead of in code"
         )
     install_info = locate_slangpy()
-    native = Native()
+    build = select_build(install_info.version, install_info.slang_library)
+    native = Native(build)
     native.install_hooks(install_info.slang_library, f"slangpy {install_info.version}", verbose)
-    _native = native
+    _native, _build = native, build
     return native
 
 
 def native() -> Native | None:
     return _native
+
+
+def build() -> SupportedBuild | None:
+    """The supported build the hooks were installed for, once they are."""
+    return _build

@@ -7,6 +7,8 @@ import json
 import os
 from pathlib import Path
 
+from ._supported_builds import SupportedBuild
+
 _LIB_DIR_VARIABLE = "SPREPLAY_LIB_DIR"
 
 CompileCallback = ctypes.CFUNCTYPE(
@@ -19,32 +21,33 @@ class NativeError(RuntimeError):
 
 
 def library_dir() -> Path:
+    """The shim, and a folder per Slang build with its native core and tool."""
     override = os.environ.get(_LIB_DIR_VARIABLE)
     return Path(override) if override else Path(__file__).resolve().parent / "_lib"
 
 
 class Native:
-    """The shim (global scope, interposes slang_createGlobalSession2) and the native core."""
+    """The shim (global scope, interposes slang_createGlobalSession2) and the
+    native core built against `build`'s slang.h."""
 
-    def __init__(self) -> None:
+    def __init__(self, build: SupportedBuild) -> None:
         directory = library_dir()
         shim_path = directory / "libspreplay_shim.so"
-        native_path = directory / "libspreplay_native.so"
+        native_path = directory / build.native_subdirectory / "libspreplay_native.so"
         for path in (shim_path, native_path):
             if not path.exists():
                 raise NativeError(f"{path} is missing: reinstall spreplay (pip install spreplay)")
         # The core first: if it cannot load, nothing of spreplay stays in the
-        # process. The shim must then enter the global scope before slangpy's
-        # libsgl loads, so libsgl's slang_createGlobalSession2 binds to it.
+        # process. The shim enters the global scope in install_hooks, once the
+        # core has accepted the Slang build, and before slangpy's libsgl loads,
+        # so that libsgl's slang_createGlobalSession2 binds to it.
         self.core = ctypes.CDLL(str(native_path), mode=ctypes.RTLD_LOCAL)
-        self.shim = ctypes.CDLL(str(shim_path), mode=ctypes.RTLD_GLOBAL)
+        self._shim_path = shim_path
+        self.shim: ctypes.CDLL | None = None
         self._declare()
 
     def _declare(self) -> None:
-        shim, core = self.shim, self.core
-        shim.spreplay_shim_configure.argtypes = [ctypes.c_char_p, ctypes.c_void_p, ctypes.c_void_p]
-        shim.spreplay_shim_configure.restype = ctypes.c_int
-        shim.spreplay_shim_error.restype = ctypes.c_char_p
+        core = self.core
         core.spreplay_last_error.restype = ctypes.c_char_p
         core.spreplay_configure.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int]
         core.spreplay_configure.restype = ctypes.c_int
@@ -70,10 +73,16 @@ class Native:
             raise NativeError(self.core.spreplay_last_error().decode(errors="replace"))
 
     def install_hooks(self, slang_library: Path, toolchain: str, verbose: bool) -> None:
+        # The core checks Slang's own build tag first: until it has agreed,
+        # nothing of spreplay is in the process's global scope.
         self._check(self.core.spreplay_configure(str(slang_library).encode(), toolchain.encode(), int(verbose)))
+        self.shim = shim = ctypes.CDLL(str(self._shim_path), mode=ctypes.RTLD_GLOBAL)
+        shim.spreplay_shim_configure.argtypes = [ctypes.c_char_p, ctypes.c_void_p, ctypes.c_void_p]
+        shim.spreplay_shim_configure.restype = ctypes.c_int
+        shim.spreplay_shim_error.restype = ctypes.c_char_p
         callback = ctypes.cast(self.core.spreplay_on_global_session, ctypes.c_void_p)
-        if self.shim.spreplay_shim_configure(str(slang_library).encode(), callback, None) != 0:
-            raise NativeError(self.shim.spreplay_shim_error().decode(errors="replace"))
+        if shim.spreplay_shim_configure(str(slang_library).encode(), callback, None) != 0:
+            raise NativeError(shim.spreplay_shim_error().decode(errors="replace"))
 
     def add_kernel(self, key_hex: str, code: bytes) -> None:
         self._check(self.core.spreplay_add_kernel(key_hex.encode(), code, len(code)))

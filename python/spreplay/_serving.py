@@ -59,7 +59,8 @@ def start_serving(archive_path: str, verbose: bool) -> Native:
         if strict:
             native.refuse_all(f"{message} (and {STRICT} is set)")
         print(f"{message}; {'every kernel will fail' if strict else 'kernels compile as usual'}", file=sys.stderr)
-    call_site_hub().call_site_observers.append(lambda description: _name_call_site(native, description))
+    call_site_hub(_hooks.build().patches).call_site_observers.append(
+        lambda description: _name_call_site(native, description))
     if switch_is_on(SUMMARY):
         atexit.register(lambda: print(format_summary(native.summary()), file=sys.stderr))
     return native

@@ -25,7 +25,16 @@ def locate_slangpy() -> SlangpyInstall:
     spec = importlib.util.find_spec("slangpy")
     if spec is None or not spec.submodule_search_locations:
         raise SlangpyNotFound("slangpy is not installed in this Python environment")
-    package_dir = Path(list(spec.submodule_search_locations)[0])
+    return slangpy_install_at(Path(list(spec.submodule_search_locations)[0]))
+
+
+def slangpy_install_at(package_dir: Path) -> SlangpyInstall:
+    """The slangpy installed in `package_dir` (a `slangpy` package folder, or
+    the site-packages folder that holds one), without importing it."""
+    if not (package_dir / "__init__.py").exists() and (package_dir / "slangpy" / "__init__.py").exists():
+        package_dir = package_dir / "slangpy"
+    if not (package_dir / "__init__.py").exists():
+        raise SlangpyNotFound(f"{package_dir} holds no slangpy package")
     libraries = sorted(package_dir.glob("libslang-compiler.so*"))
     if not libraries:
         raise SlangpyNotFound(f"no libslang-compiler.so* next to slangpy in {package_dir}")

@@ -12,6 +12,7 @@ import importlib.util
 import sys
 import threading
 import time
+from dataclasses import dataclass
 from types import ModuleType
 from typing import Any, Callable
 
@@ -135,20 +136,39 @@ class CallSiteHub:
             observer(description)
 
 
+@dataclass(frozen=True)
+class Patch:
+    """One slangpy function wrapped, right after its module is imported."""
+
+    module: str
+    function: str  # its qualified name in `module`
+    apply: Callable[[ModuleType, CallSiteHub], None]
+
+
+# Where each supported slangpy builds call sites, by the names
+# supported_builds.json gives them. A release whose Python moved or changed
+# these functions gets a set of its own (tools/check_slangpy_release.py
+# compares them between releases).
+PATCH_SETS: dict[str, tuple[Patch, ...]] = {
+    "calldata-codegen-dispatchdata": (
+        Patch("slangpy.core.calldata", "CallData._try_build_shader",
+              lambda module, hub: _patch_calldata(module, hub.call_site, hub.device)),
+        Patch("slangpy.bindings.codegen", "CodeGen.finish", lambda module, hub: _patch_codegen(module)),
+        Patch("slangpy.core.dispatchdata", "DispatchData.__init__",
+              lambda module, hub: _patch_dispatchdata(module, hub.call_site)),
+    ),
+}
+
 _hub: CallSiteHub | None = None
 
 
-def call_site_hub() -> CallSiteHub:
-    """The process's hub; slangpy is patched when it is first asked for."""
+def call_site_hub(patches: str) -> CallSiteHub:
+    """The process's hub; slangpy is patched, with the named set of patches,
+    when it is first asked for."""
     global _hub
     if _hub is None:
         hub = CallSiteHub()
-        sys.meta_path.insert(
-            0, _PatchAfterImport("slangpy.core.calldata", lambda m: _patch_calldata(m, hub.call_site, hub.device))
-        )
-        sys.meta_path.insert(0, _PatchAfterImport("slangpy.bindings.codegen", _patch_codegen))
-        sys.meta_path.insert(
-            0, _PatchAfterImport("slangpy.core.dispatchdata", lambda m: _patch_dispatchdata(m, hub.call_site))
-        )
+        for patch in PATCH_SETS[patches]:
+            sys.meta_path.insert(0, _PatchAfterImport(patch.module, lambda module, patch=patch: patch.apply(module, hub)))
         _hub = hub
     return _hub

@@ -1,4 +1,9 @@
-"""Where the native `spreplay` tool is, and the environment it runs in."""
+"""Where the native `spreplay` tool is, and the environment it runs in.
+
+There is one tool per supported Slang build, each compiled against that
+build's slang.h. The tool for a slangpy replays with that slangpy's Slang:
+the environment's by default, or the one `--slangpy DIR` names.
+"""
 
 from __future__ import annotations
 
@@ -8,28 +13,52 @@ import sys
 from pathlib import Path
 
 from ._native import library_dir
+from ._slangpy_location import SlangpyInstall, SlangpyNotFound, locate_slangpy
+from ._supported_builds import SupportedBuild, UnsupportedBuild, select_build, supported_builds
 
 
 class ToolMissing(RuntimeError):
     """The native tool is not installed with this package."""
 
 
-def tool_binary() -> Path:
-    binary = library_dir() / "spreplay"
+def slangpy_for_tool(slangpy_dir: Path | None = None) -> SlangpyInstall | None:
+    """The slangpy the tool replays with: `slangpy_dir`'s, else this
+    environment's; None where there is none (inspect, verify and merge need
+    no Slang)."""
+    if slangpy_dir is not None:
+        from ._slangpy_location import slangpy_install_at
+
+        return slangpy_install_at(slangpy_dir)
+    try:
+        return locate_slangpy()
+    except SlangpyNotFound:
+        return None
+
+
+def build_for_tool(install: SlangpyInstall | None) -> SupportedBuild:
+    """The build whose tool runs for `install`. Raises UnsupportedBuild for a
+    slangpy this spreplay does not support; with no slangpy, the newest."""
+    if install is None:
+        return supported_builds()[-1]
+    return select_build(install.version, install.slang_library)
+
+
+def tool_binary(build: SupportedBuild | None = None) -> Path:
+    build = build or build_for_tool(slangpy_for_tool())
+    binary = library_dir() / build.native_subdirectory / "spreplay"
     if not binary.exists():
         raise ToolMissing(f"spreplay: {binary} is missing: reinstall spreplay")
     return binary
 
 
-def tool_environment(base: dict[str, str] | None = None) -> dict[str, str]:
-    """`base` (default: this process's environment) as the tool needs it."""
+def tool_environment(base: dict[str, str] | None = None, install: SlangpyInstall | None = None) -> dict[str, str]:
+    """`base` (default: this process's environment) as the tool needs it, to
+    replay with `install`'s Slang (default: this environment's slangpy)."""
     env = dict(os.environ if base is None else base)
     # The tool replays kernels with the Slang of the slangpy installed here,
     # which is what keeps an archive's kernels identical to what slangpy builds.
     try:
-        from ._slangpy_location import locate_slangpy
-
-        slang_dir = str(locate_slangpy().package_dir)
+        slang_dir = str((install or locate_slangpy()).package_dir)
         paths = [slang_dir, *filter(None, env.get("LD_LIBRARY_PATH", "").split(os.pathsep))]
         env["LD_LIBRARY_PATH"] = os.pathsep.join(paths)
     except Exception as error:  # the tool itself explains a missing Slang
@@ -51,3 +80,7 @@ def pypi_cuda() -> Path | None:
         if (root / "bin" / "ptxas").exists():
             return root
     return None
+
+
+__all__ = ["ToolMissing", "UnsupportedBuild", "build_for_tool", "pypi_cuda", "slangpy_for_tool", "tool_binary",
+           "tool_environment"]

@@ -2,14 +2,23 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import os
 import subprocess
 import sys
 from pathlib import Path
 
+from spreplay._slangpy_location import locate_slangpy
+from spreplay._supported_builds import slang_build_of_library
+
 ROOT = Path(__file__).resolve().parents[2]
-FIXTURES = ROOT / "tests" / "fixtures" / "h200"
+# The traces recorded on an H200 with the slangpy this interpreter has: each
+# supported release has its own, since its toolchain is in every key.
+SLANGPY_VERSION = importlib.metadata.version("slangpy")
+FIXTURES = ROOT / "tests" / "fixtures" / "h200" / f"slangpy-{SLANGPY_VERSION}"
+# The Slang build that slangpy bundles, as its library's file name says.
+SLANG_BUILD = slang_build_of_library(locate_slangpy().slang_library)
 
 
 def spreplay_command() -> list[str]:

@@ -20,10 +20,20 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURES, clean_env, inspect_json, run_spreplay, spreplay_command
+from conftest import FIXTURES, SLANGPY_VERSION, clean_env, inspect_json, run_spreplay, spreplay_command
 
 TRACES = sorted(FIXTURES.glob("*.capnp"))
 ARCHES = [75, 80, 86, 89, 90, 100, 120]
+
+
+def test_this_slangpy_release_has_its_own_fixtures() -> None:
+    """Every supported release is tested on traces recorded with it: these
+    tests hold replays to their PTX, and would pass vacuously on none."""
+    assert {trace.name for trace in TRACES} == {"autodiff.capnp", "elementwise.capnp", "generic_mlp.capnp",
+                                                "local_modules.capnp", "local_modules-noise-first.capnp"}, FIXTURES
+    for trace in TRACES:
+        toolchains = {kernel["toolchain"] for kernel in inspect_json(trace)["kernels"]}
+        assert len(toolchains) == 1 and toolchains.pop().startswith(f"slangpy {SLANGPY_VERSION} slang "), trace
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import spreplay
-from conftest import FIXTURES, inspect_json, run_spreplay
+from conftest import FIXTURES, SLANG_BUILD, SLANGPY_VERSION, inspect_json, run_spreplay
 
 TRACE = FIXTURES / "elementwise.capnp"
 
@@ -46,7 +46,7 @@ def test_inspect_types_an_archive(compiled: spreplay.CompileResult) -> None:
     assert {k.key for k in info.kernels} == {k.key for k in compiled.kernels}
     assert all(k.sass_arches == (90,) for k in info.kernels)
     assert len(info.modules) == compiled.modules_archived and info.unserved_modules == ()
-    assert info.toolchain == "slangpy 0.43.1 slang 2026.12"
+    assert info.toolchain == f"slangpy {SLANGPY_VERSION} slang {SLANG_BUILD}"
 
 
 def test_inspect_types_a_trace() -> None:

@@ -13,7 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import ROOT, clean_env, inspect_json, run_python, run_spreplay
+from conftest import FIXTURES, ROOT, SLANG_BUILD, SLANGPY_VERSION, clean_env, inspect_json, run_python, run_spreplay
 
 APP = ROOT / "tests" / "python" / "cpu_call_sites.py"
 
@@ -38,7 +38,8 @@ def test_records_every_call_site_of_an_unmodified_app(tmp_path: Path) -> None:
     assert add["module"].endswith("elementwise.slang") and add["deviceType"] == "cpu"
     assert len(add["slangpyHash"]) == 64 and add["entryPoints"] == ["compute_main"]
     (process,) = contents["processes"]
-    assert process["slangpyVersion"] == "0.43.1" and process["toolchain"].endswith("slang 2026.12")
+    assert process["slangpyVersion"] == SLANGPY_VERSION
+    assert process["toolchain"] == f"slangpy {SLANGPY_VERSION} slang {SLANG_BUILD}"
     assert contents["devices"][0]["type"] == "cpu"
 
 
@@ -130,7 +131,7 @@ def test_a_merge_that_fails_leaves_the_output_as_it_was(tmp_path: Path) -> None:
 
 def test_serving_records_its_misses_to_the_misses_trace(tmp_path: Path) -> None:
     archive = tmp_path / "kernels.sprk"
-    run_spreplay("compile", str(ROOT / "tests" / "fixtures" / "h200" / "autodiff.capnp"), "-o", str(archive),
+    run_spreplay("compile", str(FIXTURES / "autodiff.capnp"), "-o", str(archive),
                  "--arch", "90", "--no-cache")
     misses = tmp_path / "misses.capnp"
     proc = subprocess.run([sys.executable, str(APP)], capture_output=True, text=True,

@@ -9,7 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, clean_env, run_python, run_spreplay
+from conftest import FIXTURES, ROOT, SLANGPY_VERSION, clean_env, run_python, run_spreplay
+from spreplay._supported_builds import supported_builds
 
 CREATE_DEVICE = "import slangpy as spy; spy.create_device(spy.DeviceType.cpu); print('ok')"
 
@@ -42,11 +43,45 @@ def test_an_archive_for_another_toolchain_is_refused_up_front(tmp_path: Path, au
     shutil.copy(autodiff_archive, archive)
     data = bytearray(archive.read_bytes())
     # The toolchain is in the checksummed index: a mismatch made by hand is damage.
-    at = data.find(b"slangpy 0.43.1")
+    at = data.find(f"slangpy {SLANGPY_VERSION}".encode())
     data[at + 8] = ord("9")
     archive.write_bytes(bytes(data))
     proc = run_python(CREATE_DEVICE, {"SLANGPY_KERNELS": str(archive)})
     assert proc.returncode == 0 and ("damaged" in proc.stderr or "checksum" in proc.stderr), proc.stderr
+
+
+def another_release() -> str:
+    """A supported slangpy release other than this environment's."""
+    return next(build.slangpy for build in supported_builds() if build.slangpy != SLANGPY_VERSION)
+
+
+@pytest.fixture(scope="module")
+def archive_of_another_release(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Path]:
+    """Another supported release's H200 elementwise trace, compiled with that
+    release's spreplay tool in a virtualenv of its own (scripts/slangpy-venv)."""
+    version = another_release()
+    venv = subprocess.run([str(ROOT / "scripts" / "slangpy-venv"), version], check=True, capture_output=True,
+                          text=True).stdout.strip()
+    archive = tmp_path_factory.mktemp("other-release") / "kernels.sprk"
+    trace = ROOT / "tests" / "fixtures" / "h200" / f"slangpy-{version}" / "elementwise.capnp"
+    subprocess.run([f"{venv}/bin/python", "-m", "spreplay", "compile", str(trace), "-o", str(archive), "--arch", "90",
+                    "--no-cache"], env=clean_env(), check=True, capture_output=True)
+    return version, archive
+
+
+def test_an_archive_of_another_release_is_one_line_and_the_app_runs_as_stock(
+        archive_of_another_release: tuple[str, Path]) -> None:
+    version, archive = archive_of_another_release
+    app = [sys.executable, str(ROOT / "tests" / "python" / "cpu_call_sites.py")]
+    cwd = ROOT / "samples" / "autodiff"
+    stock = subprocess.run(app, env=clean_env(), capture_output=True, text=True, cwd=cwd)
+    served = subprocess.run(app, env=clean_env(SLANGPY_KERNELS=str(archive)), capture_output=True, text=True, cwd=cwd)
+    assert served.returncode == stock.returncode == 0, served.stderr
+    assert served.stdout == stock.stdout
+    (line,) = [line for line in served.stderr.splitlines() if line.startswith("spreplay")]
+    assert f"{archive} was built for slangpy {version} slang " in line, line
+    assert f"but this process runs slangpy {SLANGPY_VERSION} slang " in line
+    assert "every kernel compiles as usual" in line
 
 
 @pytest.mark.parametrize("off", ["0", "false", "No", " FALSE "])

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from spreplay._native import library_dir
+from spreplay._tool import build_for_tool, slangpy_for_tool
 from conftest import FIXTURES, clean_env
 
 
@@ -24,7 +25,8 @@ def tool_without_slangpy(tmp_path_factory: pytest.TempPathFactory) -> Path:
     bundled = installed.parent / "spreplay.libs"  # a release wheel's (auditwheel)
     if bundled.is_dir():
         shutil.copytree(bundled, site / "spreplay.libs")
-    return site / "spreplay" / "_lib" / "spreplay"
+    # The tool of this environment's slangpy's Slang build.
+    return site / "spreplay" / "_lib" / build_for_tool(slangpy_for_tool()).native_subdirectory / "spreplay"
 
 
 def run(tool: Path, *args: str) -> subprocess.CompletedProcess:
@@ -46,4 +48,4 @@ def test_a_compile_without_slangpy_says_what_to_install(tool_without_slangpy: Pa
     assert proc.returncode != 0 and not out.exists()
     (message,) = proc.stderr.splitlines()
     assert message.startswith("spreplay compile: Slang is missing: ") and "libslang-compiler.so." in message
-    assert "install that slangpy into the Python environment spreplay is installed in" in message
+    assert "installed beside spreplay or named with --slangpy DIR" in message

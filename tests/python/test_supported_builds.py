@@ -1,0 +1,73 @@
+"""The table of supported releases (python/spreplay/supported_builds.json)
+agrees with the package's slangpy range, the installed native builds, the
+tool, and the slangpy functions its patch sets wrap in the installed release."""
+
+from __future__ import annotations
+
+import importlib
+import re
+import tomllib
+
+from spreplay._native import library_dir
+from spreplay._slangpy_patches import PATCH_SETS
+from spreplay._supported_builds import supported_builds
+from conftest import ROOT, SLANGPY_VERSION, run_spreplay
+
+
+def version_tuple(version: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in version.split("."))
+
+
+def slangpy_ranges() -> dict[str, tuple[str, str]]:
+    """The slangpy requirement of the package and of its build, as (lowest, below)."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    requirements = {"dependencies": project["project"]["dependencies"],
+                    "build-system.requires": project["build-system"]["requires"]}
+    ranges = {}
+    for where, listed in requirements.items():
+        (slangpy,) = [r for r in listed if r.startswith("slangpy")]
+        found = re.fullmatch(r"slangpy>=([0-9.]+),<([0-9.]+)", slangpy)
+        assert found, f"{where}: {slangpy} is not a range >=A,<B"
+        ranges[where] = (found[1], found[2])
+    return ranges
+
+
+def test_installing_spreplay_never_changes_a_supported_slangpy() -> None:
+    versions = [version_tuple(build.slangpy) for build in supported_builds()]
+    for where, (lowest, below) in slangpy_ranges().items():
+        assert version_tuple(lowest) <= min(versions), where
+        assert all(version < version_tuple(below) for version in versions), where
+
+
+def test_every_release_is_listed_once_with_a_patch_set() -> None:
+    builds = supported_builds()
+    assert len({build.slangpy for build in builds}) == len(builds)
+    assert {"0.42.0", "0.43.0", "0.43.1"} <= {build.slangpy for build in builds}
+    for build in builds:
+        assert build.patches in PATCH_SETS, build
+
+
+def test_the_wheel_holds_a_native_library_and_tool_per_slang_build() -> None:
+    for build in supported_builds():
+        folder = library_dir() / build.native_subdirectory
+        assert (folder / "libspreplay_native.so").is_file(), folder
+        assert (folder / "spreplay").is_file(), folder
+    assert (library_dir() / "libspreplay_shim.so").is_file()
+
+
+def test_the_tool_names_its_slang_and_every_supported_build() -> None:
+    (here,) = [build for build in supported_builds() if build.slangpy == SLANGPY_VERSION]
+    lines = run_spreplay("version").stdout.splitlines()
+    assert f"this tool replays with Slang {here.slang}" in lines
+    (supports,) = [line for line in lines if line.startswith("supports ")]
+    for build in supported_builds():
+        assert build.describe() in supports
+
+
+def test_every_function_the_installed_release_is_patched_at_exists() -> None:
+    (here,) = [build for build in supported_builds() if build.slangpy == SLANGPY_VERSION]
+    for patch in PATCH_SETS[here.patches]:
+        target = importlib.import_module(patch.module)
+        for part in patch.function.split("."):
+            target = getattr(target, part)
+        assert callable(target), f"{patch.module}.{patch.function}"
