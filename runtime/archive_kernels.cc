@@ -53,7 +53,7 @@ const CallSiteName* ArchiveKernels::NameOf(const KernelRequest& request) const {
 }
 
 KernelDecision ArchiveKernels::Miss(const KernelRequest& request, std::string reason,
-                                    std::string* refusal) {
+                                    std::string* refusal, bool announced) {
   std::lock_guard lock(mutex_);
   const CallSiteName* name = NameOf(request);
   const std::vector<std::string> wrappers = WrapperModuleNames(request.program);
@@ -70,7 +70,7 @@ KernelDecision ArchiveKernels::Miss(const KernelRequest& request, std::string re
     PrintLineToStderr(*refusal);
     return KernelDecision::kRefuse;
   }
-  if (options_.warn && warned_.insert(label).second) {
+  if (options_.warn && !announced && warned_.insert(label).second) {
     PrintLineToStderr(
         fmt::format("spreplay: compiling {}: not served from {}: {}", label, path(), reason));
   }
@@ -79,8 +79,9 @@ KernelDecision ArchiveKernels::Miss(const KernelRequest& request, std::string re
 
 KernelDecision ArchiveKernels::DecideKernel(const KernelRequest& request, ServedKernel* served,
                                             std::string* refusal) {
+  // The archive was refused whole, in one line: each kernel's miss says no more.
   if (std::string reason = disabled_reason(); !reason.empty())
-    return Miss(request, reason, refusal);
+    return Miss(request, reason, refusal, /*announced=*/true);
   // Explaining scans the archive: outside the lock, which hits also take.
   auto explain = [&] {
     std::optional<CallSiteName> name;

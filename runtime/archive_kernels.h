@@ -54,7 +54,10 @@ class ArchiveKernels final : public HookListener {
 
  private:
   ArchiveKernels(Archive archive, ServingOptions options);
-  KernelDecision Miss(const KernelRequest& request, std::string reason, std::string* refusal);
+  // Records the miss and, once per call site, says so on stderr, unless
+  // `announced` (a line has said it for every kernel).
+  KernelDecision Miss(const KernelRequest& request, std::string reason, std::string* refusal,
+                      bool announced = false);
   const CallSiteName* NameOf(const KernelRequest& request) const;  // callers hold mutex_
 
   Archive archive_;

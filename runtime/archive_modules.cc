@@ -69,8 +69,16 @@ struct ArchiveModules::Planning {
   // Where the request directory of the requested module lies now.
   uint32_t request_index = 0;
   std::string request_directory;
+  // Where the session's earlier requests by path put the others.
+  absl::flat_hash_map<uint32_t, std::string> earlier_request_directories;
 
   std::string Local(const RootedPath& rooted) const {
+    if (rooted.root == PathRoot::kRequestDirectory &&
+        (request_directory.empty() || rooted.index != request_index)) {
+      auto it = earlier_request_directories.find(rooted.index);
+      if (it == earlier_request_directories.end()) return "";
+      return PathUnderRoot(request.session->config, rooted, rooted.index, it->second);
+    }
     return PathUnderRoot(request.session->config, rooted, request_index, request_directory);
   }
 };
@@ -295,9 +303,25 @@ std::vector<ArchiveModules::Candidate> ArchiveModules::RequestedAs(
   return found;
 }
 
+absl::flat_hash_map<uint32_t, std::string> ArchiveModules::RequestDirectoriesOf(
+    const ModuleLoadRequest& request) const {
+  std::lock_guard lock(mutex_);
+  auto it = request_directories_.find(request.session.get());
+  if (it == request_directories_.end() || it->second.session.lock() != request.session) return {};
+  return it->second.by_index;
+}
+
+void ArchiveModules::RememberRequestDirectory(const ModuleLoadRequest& request, uint32_t index,
+                                              const std::string& directory) {
+  std::lock_guard lock(mutex_);
+  RequestDirectories& known = request_directories_[request.session.get()];
+  if (known.session.lock() != request.session) known = {request.session, {}};
+  known.by_index[index] = directory;
+}
+
 std::vector<ModuleFromIr> ArchiveModules::ServableImports(const ModuleLoadRequest& request,
                                                           const ModuleFileReader& reader) const {
-  Planning planning{request, reader, {}, {}, {}, {}, 0, {}};
+  Planning planning{request, reader, {}, {}, {}, {}, 0, {}, RequestDirectoriesOf(request)};
   for (const std::string& imported : ImportedModuleNames(*request.text)) {
     for (const Candidate& candidate : RequestedAs(*request.session, imported)) {
       if (Plan(candidate.position, false, planning).empty()) break;
@@ -341,12 +365,15 @@ ModuleDecision ArchiveModules::DecideModule(const ModuleLoadRequest& request,
   }
   std::string first_reason;
   std::vector<ModuleFromIr> imports_that_pass;
+  const absl::flat_hash_map<uint32_t, std::string> earlier = RequestDirectoriesOf(request);
   for (const Candidate& candidate : candidates) {
-    Planning planning{request, reader, {}, {}, {}, {}, 0, {}};
+    Planning planning{request, reader, {}, {}, {}, {}, 0, {}, earlier};
     planning.request_index = candidate.request_index;
     planning.request_directory = candidate.request_directory;
     std::string reason = Plan(candidate.position, true, planning);
     if (reason.empty()) {
+      if (!candidate.request_directory.empty())
+        RememberRequestDirectory(request, candidate.request_index, candidate.request_directory);
       *plan = std::move(planning.plan);
       return ModuleDecision::kServe;
     }

@@ -6,6 +6,7 @@
 // the recorded content. Anything else loads from source, with the reason
 // kept for the summary.
 
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -62,6 +63,12 @@ class ArchiveModules final : public HookListener {
   // one of its files), or "".
   std::string ImportFoundBesideItsImporter(schema::ModuleEntry::Reader module,
                                            const Planning& planning) const;
+  // Where this session's earlier requests by path put the recording's
+  // request directories, by index; and remembering one.
+  absl::flat_hash_map<uint32_t, std::string> RequestDirectoriesOf(
+      const ModuleLoadRequest& request) const;
+  void RememberRequestDirectory(const ModuleLoadRequest& request, uint32_t index,
+                                const std::string& directory);
 
   const Archive& archive_;
   const bool strict_;
@@ -74,6 +81,14 @@ class ArchiveModules final : public HookListener {
   absl::flat_hash_set<Digest> sessions_;
   mutable std::mutex mutex_;
   bool other_toolchain_ = false;  // set once this process's toolchain is known
+  // A module asked for by a path below no root is recorded below its
+  // request's directory; the modules loaded after it (a call site's wrapper,
+  // which names no path) find its files where that request found them.
+  struct RequestDirectories {
+    std::weak_ptr<const SessionInfo> session;  // an address is reused once a session goes
+    absl::flat_hash_map<uint32_t, std::string> by_index;
+  };
+  absl::flat_hash_map<const SessionInfo*, RequestDirectories> request_directories_;
   std::vector<MissRecord> misses_;
 };
 

@@ -121,6 +121,72 @@ TEST_F(LoadProgramByPathTest, AMovedAppWithAnEditedImportLoadsFromSource) {
   EXPECT_NE(served.kernels[0].code, compiled_.recordings[0].code);
 }
 
+// slangpy's Module.load_from_file by an absolute path no root holds, then a
+// call site of it: the wrapper, loaded from a string, imports that module by
+// name, and the files of its imports lie below the directory of that earlier
+// request, not of the wrapper's (which names no path).
+class CallSiteOfAModuleLoadedByPathTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    Switch();
+    EXPECT_TRUE(TakeOverWorkingDirectoryForNvrtc());
+    sources_.Write("shaders/user.slang", kUserModule);
+    sources_.Write("shaders/helper.slang", kHelperModule);
+    absl::StatusOr<Compiled> compiled = RecordAndCompile(work_.path(), [&] {
+      ScopedChdir cwd(elsewhere_.path());
+      ComPtr<slang::IGlobalSession> live = NewHookedGlobalSession();
+      return RecordSession(live.get(), {WheelSlangDirectory()}, 0, [&](slang::ISession* session) {
+        return BuildCallSite(session, sources_);
+      });
+    });
+    ASSERT_TRUE(compiled.ok()) << compiled.status();
+    ASSERT_EQ(compiled->recordings.size(), 1u);
+    ASSERT_EQ(compiled->report.failed(), 0u);
+    EXPECT_EQ(compiled->report.modules_refused, 0u);
+    compiled_ = std::move(compiled).value();
+  }
+
+  static absl::Status BuildCallSite(slang::ISession* session, const TempDir& root) {
+    const std::string path = (root.path() / "shaders/user.slang").string();
+    ComPtr<ISlangBlob> diagnostics;
+    slang::IModule* user = session->loadModule(path.c_str(), diagnostics.WriteRef());
+    if (!user) return absl::InternalError("loadModule: " + Diagnostics(diagnostics));
+    // slangpy's wrapper imports the module by the name Slang gave it
+    // (calldata.py: import "{module.name}").
+    std::string body = kWrapperBody;
+    body.replace(body.find("import user;"), 12, fmt::format("import \"{}\";", user->getName()));
+    return CompileCallSite(session, path, fmt::format("call_site_{:040x}", 1), body).status();
+  }
+
+  Served ServeFrom(const TempDir& root) {
+    ScopedChdir in(elsewhere_.path());
+    return ServeSession(*compiled_.archive, {WheelSlangDirectory()},
+                        [&](slang::ISession* session) { return BuildCallSite(session, root); });
+  }
+
+  TempDir work_, sources_, elsewhere_;
+  Compiled compiled_;
+};
+
+TEST_F(CallSiteOfAModuleLoadedByPathTest, IsServedInPlace) {
+  const Served served = ServeFrom(sources_);
+  EXPECT_THAT(Reasons(served.misses), IsEmpty());
+  EXPECT_EQ(served.served, compiled_.report.modules_archived);
+  EXPECT_EQ(served.compiled, 0u);
+  ASSERT_EQ(served.kernels.size(), 1u);
+  EXPECT_EQ(served.kernels[0].code, compiled_.recordings[0].code);
+}
+
+TEST_F(CallSiteOfAModuleLoadedByPathTest, IsServedFromItsNewPlace) {
+  TempDir moved;
+  std::filesystem::copy(sources_.path(), moved.path(), std::filesystem::copy_options::recursive);
+  sources_.Remove();
+  const Served served = ServeFrom(moved);
+  EXPECT_THAT(Reasons(served.misses), IsEmpty());
+  EXPECT_EQ(served.served, compiled_.report.modules_archived);
+  EXPECT_EQ(served.compiled, 0u);
+}
+
 // A module the recording only imported ("helper"), asked for by name first
 // when served ("helper.slang"): the archive holds no module of that name, and
 // the IR of its importers names it "helper", which the module Slang now holds
