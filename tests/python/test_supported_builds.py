@@ -6,12 +6,18 @@ from __future__ import annotations
 
 import importlib
 import re
+import subprocess
+import sys
 import tomllib
+from pathlib import Path
+
+import pytest
 
 from spreplay._native import library_dir
+from spreplay._slangpy_location import locate_slangpy
 from spreplay._slangpy_patches import PATCH_SETS
-from spreplay._supported_builds import supported_builds
-from conftest import ROOT, SLANGPY_VERSION, run_spreplay
+from spreplay._supported_builds import UnsupportedBuild, select_build, supported_builds
+from conftest import ROOT, SLANGPY_VERSION, clean_env, run_spreplay
 
 
 def version_tuple(version: str) -> tuple[int, ...]:
@@ -71,3 +77,36 @@ def test_every_function_the_installed_release_is_patched_at_exists() -> None:
         for part in patch.function.split("."):
             target = getattr(target, part)
         assert callable(target), f"{patch.module}.{patch.function}"
+
+
+@pytest.mark.parametrize("slangpy, library, running", [
+    ("0.44.0", "libslang-compiler.so.0.2026.16.1", "slangpy 0.44.0 / Slang 2026.16.1"),
+    ("0.43.1", "libslang-compiler.so.0.2026.16.1", "slangpy 0.43.1 / Slang 2026.16.1"),
+    ("0.43.1", "libslang-compiler.so", "slangpy 0.43.1 / Slang of unknown build (libslang-compiler.so)"),
+])
+def test_any_other_release_or_slang_build_is_refused_naming_it(slangpy: str, library: str, running: str) -> None:
+    """A newer release, a release with another Slang beside it, a Slang built
+    from source (its library's name says no build)."""
+    with pytest.raises(UnsupportedBuild) as refused:
+        select_build(slangpy, Path("/site-packages/slangpy") / library)
+    message = str(refused.value)
+    assert message.startswith(f"{running} is not supported by spreplay ")
+    assert all(build.describe() in message for build in supported_builds())
+
+
+def test_the_native_library_of_one_slang_build_refuses_another_before_patching() -> None:
+    """The library checks Slang's own build tag, from the real library, before
+    it configures anything: each build's core, given the other build's Slang."""
+    builds = {build.slang: build for build in supported_builds()}
+    here = locate_slangpy().slang_library
+    other = next(build for slang, build in builds.items() if not here.name.endswith(f".so.0.{slang}"))
+    core = library_dir() / other.native_subdirectory / "libspreplay_native.so"
+    code = ("import ctypes, sys; core = ctypes.CDLL(sys.argv[1]); core.spreplay_last_error.restype = ctypes.c_char_p; "
+            "status = core.spreplay_configure(sys.argv[2].encode(), b'slangpy test', 0); "
+            "print(status); print(core.spreplay_last_error().decode())")
+    proc = subprocess.run([sys.executable, "-c", code, str(core), str(here)], capture_output=True, text=True,
+                          env=clean_env())
+    status, message = proc.stdout.splitlines()[:2]
+    assert status != "0", proc.stdout
+    assert f"but this spreplay library is built for Slang {other.slang}" in message
+    assert message.startswith(f"{here} is Slang ")
