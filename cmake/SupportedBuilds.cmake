@@ -56,6 +56,14 @@ function(spreplay_add_other_slang_builds stage)
         "give its wheel in SPREPLAY_SLANGPY_WHEELS, or configure with -DSPREPLAY_ALL_SLANG_BUILDS=OFF "
         "for a spreplay that serves Slang ${Slang_BUILD} only")
     endif()
+    # Where this build found its dependencies, so that the other finds them too.
+    set(forwarded "")
+    foreach(variable CMAKE_PREFIX_PATH CMAKE_TOOLCHAIN_FILE CMAKE_CXX_FLAGS)
+      if(DEFINED ${variable} AND NOT "${${variable}}" STREQUAL "")
+        string(REPLACE ";" "|" value "${${variable}}")
+        list(APPEND forwarded "-D${variable}=${value}")
+      endif()
+    endforeach()
     ExternalProject_Add(spreplay_slang_${build}
       SOURCE_DIR "${PROJECT_SOURCE_DIR}"
       BINARY_DIR "${PROJECT_BINARY_DIR}/slang-builds/build-${build}"
@@ -67,8 +75,12 @@ function(spreplay_add_other_slang_builds stage)
                  -DCMAKE_CXX_COMPILER=${CMAKE_CXX_COMPILER}
                  -DCMAKE_INSTALL_PREFIX=${stage}
                  -DPython3_EXECUTABLE=${Python3_EXECUTABLE}
-      # The two targets that build installs, not the whole tree.
+                 ${forwarded}
+      LIST_SEPARATOR |
+      # The two targets that build installs, not the whole tree (the default
+      # install step would build everything first).
       BUILD_COMMAND ${CMAKE_COMMAND} --build <BINARY_DIR> --target spreplay_native spreplay
+      INSTALL_COMMAND ${CMAKE_COMMAND} --install <BINARY_DIR>
       BUILD_ALWAYS ON
       USES_TERMINAL_BUILD ON)
   endforeach()

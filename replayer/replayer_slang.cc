@@ -1,5 +1,6 @@
 #include "replayer/replayer_slang.h"
 
+#include <cstdlib>
 #include <string_view>
 
 #include "build_info/slang_build.h"
@@ -10,7 +11,12 @@ namespace spreplay {
 namespace {
 
 absl::StatusOr<SlangLibrary> OpenBuiltForSlang() {
-  absl::StatusOr<SlangLibrary> opened = OpenSlangLibrary(SPREPLAY_SLANG_FILE_NAME);
+  // The console script names the slangpy's library by path (--slangpy DIR):
+  // by file name, the dynamic loader would search this binary's RPATH, the
+  // slangpy beside spreplay, before anything else.
+  const char* named = std::getenv("SPREPLAY_SLANG_LIBRARY");
+  absl::StatusOr<SlangLibrary> opened =
+      OpenSlangLibrary(named && *named ? named : SPREPLAY_SLANG_FILE_NAME);
   if (!opened.ok()) {
     return absl::FailedPreconditionError(fmt::format(
         "Slang is missing: this spreplay tool replays kernels with Slang {} ({}), loaded from a "

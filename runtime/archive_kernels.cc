@@ -26,8 +26,10 @@ void ArchiveKernels::OnToolchainKnown(const std::string& toolchain, const std::s
   std::lock_guard lock(mutex_);
   disabled_reason_ =
       fmt::format("{} was built for {}, but this process runs {}", path(), archived, toolchain);
-  PrintLineToStderr(fmt::format("spreplay: {}: every kernel compiles as usual; {}",
-                                disabled_reason_, kRebuildArchiveAdvice));
+  PrintLineToStderr(fmt::format("spreplay: {}: {}; {}", disabled_reason_,
+                                options_.strict ? "every kernel fails (SLANGPY_KERNELS_STRICT)"
+                                                : "every kernel compiles as usual",
+                                kRebuildArchiveAdvice));
 }
 
 std::string ArchiveKernels::disabled_reason() const {

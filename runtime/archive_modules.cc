@@ -314,6 +314,9 @@ absl::flat_hash_map<uint32_t, std::string> ArchiveModules::RequestDirectoriesOf(
 void ArchiveModules::RememberRequestDirectory(const ModuleLoadRequest& request, uint32_t index,
                                               const std::string& directory) {
   std::lock_guard lock(mutex_);
+  // Sessions the app let go leave their entries behind until the next one.
+  absl::erase_if(request_directories_,
+                 [](const auto& entry) { return entry.second.session.expired(); });
   RequestDirectories& known = request_directories_[request.session.get()];
   if (known.session.lock() != request.session) known = {request.session, {}};
   known.by_index[index] = directory;

@@ -183,8 +183,7 @@ def main() -> int:
     else:
         print("3. Add to python/spreplay/supported_builds.json:")
         print(f"   {json.dumps(entry)}")
-        print("   and widen the slangpy range in pyproject.toml (dependencies, build-system.requires) to "
-              "include it.")
+        print("   and widen pyproject.toml's slangpy range (dependencies) to include it.")
     print("4. Fixtures and tests: docs/adding-a-slangpy-release.md, steps 3 and 4 (a GPU records the fixtures).")
     return 0 if header_ok and patches_ok else 1
 

@@ -22,13 +22,17 @@ from pathlib import Path
 
 
 def find_wheel(version: str, directories: list[Path], scratch: Path) -> Path:
+    # Linux x86-64 wheels only: the headers are the same in all, but the
+    # library's name (which says the Slang build) is Linux's.
+    pattern = f"slangpy-{version}-*manylinux*x86_64.whl"
     for directory in directories:
-        found = sorted(directory.glob(f"slangpy-{version}-*.whl"))
+        found = sorted(directory.glob(pattern))
         if found:
             return found[0]
     subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:",
+                    "--platform", "manylinux_2_34_x86_64", "--python-version", "3.12", "--implementation", "cp",
                     f"slangpy=={version}", "-d", str(scratch)], check=True)
-    return next(scratch.glob(f"slangpy-{version}-*.whl"))
+    return next(scratch.glob(pattern))
 
 
 def extract(wheel: Path, destination: Path) -> None:
@@ -39,6 +43,8 @@ def extract(wheel: Path, destination: Path) -> None:
                 member.startswith("slangpy/libslang-compiler.so") and "/" not in member[len("slangpy/"):])
             if wanted and not member.endswith("/"):
                 archive.extract(member, destination)
+    if not (package / "include" / "slang.h").exists() or not list(package.glob("libslang-compiler.so*")):
+        raise SystemExit(f"fetch_slangpy_abi: {wheel.name} holds no slang.h or libslang-compiler.so")
     (package / "__init__.py").write_text(f"# the Slang of slangpy {wheel.name}, for building spreplay only\n")
 
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Union
 
-from ._tool import tool_binary, tool_environment
+from ._tool import slangpy_for_tool, tool_environment, tool_for
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -119,8 +119,9 @@ class ArchiveInfo:
 
 
 def _run(arguments: list[str]) -> subprocess.CompletedProcess:
-    return subprocess.run([str(tool_binary()), *arguments], env=tool_environment(), capture_output=True,
-                          text=True)
+    install = slangpy_for_tool()
+    return subprocess.run([str(tool_for(arguments[0], install)), *arguments],
+                          env=tool_environment(install=install), capture_output=True, text=True)
 
 
 def _compile_result(archive: Path, report: dict[str, Any], log: str) -> CompileResult:

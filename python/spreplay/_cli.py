@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from ._slangpy_location import SlangpyNotFound
-from ._tool import ToolMissing, UnsupportedBuild, build_for_tool, slangpy_for_tool, tool_binary, tool_environment
+from ._tool import ToolMissing, UnsupportedBuild, slangpy_for_tool, tool_environment, tool_for
 
 
 def _take_slangpy_option(arguments: list[str]) -> tuple[Path | None, list[str]]:
@@ -17,14 +17,17 @@ def _take_slangpy_option(arguments: list[str]) -> tuple[Path | None, list[str]]:
     slangpy_dir: Path | None = None
     iterator = iter(arguments)
     for argument in iterator:
-        if argument == "--slangpy":
-            value = next(iterator, None)
-            if value is None:
+        if argument == "--":  # the rest belongs to the command
+            rest += [argument, *iterator]
+            break
+        if argument == "--slangpy" or argument.startswith("--slangpy="):
+            value = argument.split("=", 1)[1] if "=" in argument else next(iterator, None)
+            if not value:
                 sys.exit("spreplay: --slangpy needs a directory: a slangpy package folder, or the "
                          "site-packages folder that holds one")
+            if slangpy_dir is not None:
+                sys.exit("spreplay: --slangpy is given twice; name one slangpy")
             slangpy_dir = Path(value)
-        elif argument.startswith("--slangpy="):
-            slangpy_dir = Path(argument.split("=", 1)[1])
         else:
             rest.append(argument)
     return slangpy_dir, rest
@@ -34,11 +37,7 @@ def main() -> None:
     slangpy_dir, arguments = _take_slangpy_option(sys.argv[1:])
     try:
         install = slangpy_for_tool(slangpy_dir)
-        binary = tool_binary(build_for_tool(install))
-    except (ToolMissing, SlangpyNotFound) as error:
+        binary = tool_for(arguments[0] if arguments else "help", install)
+    except (ToolMissing, SlangpyNotFound, UnsupportedBuild) as error:
         sys.exit(f"spreplay: {error}")
-    except UnsupportedBuild as error:
-        if arguments[:1] not in (["inspect"], ["verify"], ["merge"], ["version"]):
-            sys.exit(f"spreplay: {error}")
-        binary = tool_binary(build_for_tool(None))  # these read files and need no Slang
     os.execve(binary, [str(binary), *arguments], tool_environment(install=install))

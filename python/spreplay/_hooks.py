@@ -40,6 +40,8 @@ def native() -> Native | None:
     return _native
 
 
-def build() -> SupportedBuild | None:
-    """The supported build the hooks were installed for, once they are."""
+def build() -> SupportedBuild:
+    """The supported build the hooks were installed for (install first)."""
+    if _build is None:
+        raise RuntimeError("spreplay's hooks are not installed")
     return _build

@@ -36,7 +36,9 @@ class Native:
         native_path = directory / build.native_subdirectory / "libspreplay_native.so"
         for path in (shim_path, native_path):
             if not path.exists():
-                raise NativeError(f"{path} is missing: reinstall spreplay (pip install spreplay)")
+                raise NativeError(f"{path} is missing: this installation of spreplay has no build for Slang "
+                                  f"{build.slang}; install a spreplay release wheel, which has one for every "
+                                  "supported slangpy release")
         # The core first: if it cannot load, nothing of spreplay stays in the
         # process. The shim enters the global scope in install_hooks, once the
         # core has accepted the Slang build, and before slangpy's libsgl loads,

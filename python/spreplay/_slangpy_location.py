@@ -47,10 +47,18 @@ def slangpy_install_at(package_dir: Path) -> SlangpyInstall:
 
 def _version_of(package_dir: Path) -> str:
     # The installer's record next to the package names its version; asking
-    # importlib.metadata costs about 20 ms of every served process's start.
+    # importlib.metadata costs about 20 ms of every served process's start,
+    # and would answer for this environment's slangpy, not this folder's.
     records = list(package_dir.parent.glob("slangpy-*.dist-info"))
     if len(records) == 1:
         return records[0].name[len("slangpy-"):-len(".dist-info")]
     import importlib.metadata
 
-    return importlib.metadata.version("slangpy")
+    try:
+        distribution = importlib.metadata.distribution("slangpy")
+    except importlib.metadata.PackageNotFoundError:
+        distribution = None
+    if distribution is not None and Path(str(distribution.locate_file("slangpy"))).resolve() == package_dir.resolve():
+        return distribution.version
+    raise SlangpyNotFound(f"no installer's record (slangpy-VERSION.dist-info) says which slangpy {package_dir} is: "
+                          "name a slangpy that pip installed")

@@ -17,6 +17,10 @@ from ._slangpy_location import SlangpyInstall, SlangpyNotFound, locate_slangpy
 from ._supported_builds import SupportedBuild, UnsupportedBuild, select_build, supported_builds
 
 
+# The libslang-compiler the tool replays with (replayer/replayer_slang.cc).
+SLANG_LIBRARY_VARIABLE = "SPREPLAY_SLANG_LIBRARY"
+
+
 class ToolMissing(RuntimeError):
     """The native tool is not installed with this package."""
 
@@ -43,11 +47,31 @@ def build_for_tool(install: SlangpyInstall | None) -> SupportedBuild:
     return select_build(install.version, install.slang_library)
 
 
+# The commands that read spreplay's own files and never call Slang: they
+# run with any slangpy, or none.
+COMMANDS_WITHOUT_SLANG = ("inspect", "verify", "merge", "version", "explain", "extract", "help", "--help", "-h")
+
+
+def tool_for(command: str, install: SlangpyInstall | None) -> Path:
+    """The tool that runs `command` for `install`'s slangpy. Raises
+    UnsupportedBuild for a slangpy this spreplay does not support, unless
+    the command needs no Slang."""
+    try:
+        build = build_for_tool(install)
+    except UnsupportedBuild:
+        if command not in COMMANDS_WITHOUT_SLANG:
+            raise
+        build = build_for_tool(None)
+    return tool_binary(build)
+
+
 def tool_binary(build: SupportedBuild | None = None) -> Path:
     build = build or build_for_tool(slangpy_for_tool())
     binary = library_dir() / build.native_subdirectory / "spreplay"
     if not binary.exists():
-        raise ToolMissing(f"spreplay: {binary} is missing: reinstall spreplay")
+        raise ToolMissing(f"{binary} is missing: this installation of spreplay has no build for Slang "
+                          f"{build.slang}; install a spreplay release wheel, which has one for every "
+                          "supported slangpy release")
     return binary
 
 
@@ -58,9 +82,14 @@ def tool_environment(base: dict[str, str] | None = None, install: SlangpyInstall
     # The tool replays kernels with the Slang of the slangpy installed here,
     # which is what keeps an archive's kernels identical to what slangpy builds.
     try:
-        slang_dir = str((install or locate_slangpy()).package_dir)
+        slangpy = install or locate_slangpy()
+        slang_dir = str(slangpy.package_dir)
         paths = [slang_dir, *filter(None, env.get("LD_LIBRARY_PATH", "").split(os.pathsep))]
         env["LD_LIBRARY_PATH"] = os.pathsep.join(paths)
+        # By its path: a release wheel's tool searches its own RPATH (the
+        # slangpy beside spreplay) before LD_LIBRARY_PATH, and another
+        # slangpy's library of the same Slang build has the same file name.
+        env[SLANG_LIBRARY_VARIABLE] = str(slangpy.slang_library)
     except Exception as error:  # the tool itself explains a missing Slang
         print(f"spreplay: warning: {error}", file=sys.stderr)
     # A CUDA toolkit wins; without one, CUDA's compilers from NVIDIA's PyPI
@@ -82,5 +111,5 @@ def pypi_cuda() -> Path | None:
     return None
 
 
-__all__ = ["ToolMissing", "UnsupportedBuild", "build_for_tool", "pypi_cuda", "slangpy_for_tool", "tool_binary",
-           "tool_environment"]
+__all__ = ["COMMANDS_WITHOUT_SLANG", "ToolMissing", "UnsupportedBuild", "build_for_tool", "pypi_cuda",
+           "slangpy_for_tool", "tool_binary", "tool_environment", "tool_for"]

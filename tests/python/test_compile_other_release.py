@@ -10,11 +10,14 @@ from pathlib import Path
 
 import pytest
 
+from spreplay._slangpy_location import locate_slangpy
 from spreplay._supported_builds import supported_builds
-from conftest import ROOT, SLANGPY_VERSION, inspect_json, run_spreplay
+from spreplay._tool import tool_binary
+from conftest import ROOT, SLANGPY_VERSION, clean_env, inspect_json, run_spreplay
 
 HERE = next(build for build in supported_builds() if build.slangpy == SLANGPY_VERSION)
 OTHER_SLANG = next(build for build in supported_builds() if build.slang != HERE.slang)
+HERE_LIBRARY_NAME = locate_slangpy().slang_library.name
 
 
 def fixture_of(release: str) -> Path:
@@ -52,3 +55,15 @@ def test_slangpy_option_names_what_it_needs(tmp_path: Path) -> None:
     proc = run_spreplay("--slangpy", str(tmp_path), "version", check=False)
     assert proc.returncode != 0
     assert proc.stderr.strip() == f"spreplay: {tmp_path} holds no slangpy package"
+
+
+def test_the_tool_opens_the_slang_library_the_console_script_names(tmp_path: Path) -> None:
+    """By path, not by file name: a release wheel's tool would otherwise find
+    the slangpy beside spreplay through its RPATH first, whatever --slangpy
+    named (two releases of one Slang build have the same file name)."""
+    named = tmp_path / HERE_LIBRARY_NAME
+    proc = subprocess.run([str(tool_binary(HERE)), "compile", str(fixture_of(SLANGPY_VERSION)), "-o",
+                           str(tmp_path / "kernels.sprk"), "--no-cache"],
+                          env={**clean_env(), "SPREPLAY_SLANG_LIBRARY": str(named)}, capture_output=True, text=True)
+    assert proc.returncode != 0
+    assert str(named) in proc.stderr and "Slang is missing" in proc.stderr, proc.stderr

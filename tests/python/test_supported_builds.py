@@ -24,25 +24,26 @@ def version_tuple(version: str) -> tuple[int, ...]:
     return tuple(int(part) for part in version.split("."))
 
 
-def slangpy_ranges() -> dict[str, tuple[str, str]]:
-    """The slangpy requirement of the package and of its build, as (lowest, below)."""
-    project = tomllib.loads((ROOT / "pyproject.toml").read_text())
-    requirements = {"dependencies": project["project"]["dependencies"],
-                    "build-system.requires": project["build-system"]["requires"]}
-    ranges = {}
-    for where, listed in requirements.items():
-        (slangpy,) = [r for r in listed if r.startswith("slangpy")]
-        found = re.fullmatch(r"slangpy>=([0-9.]+),<([0-9.]+)", slangpy)
-        assert found, f"{where}: {slangpy} is not a range >=A,<B"
-        ranges[where] = (found[1], found[2])
-    return ranges
+def slangpy_requirement(listed: list[str]) -> str:
+    (slangpy,) = [r for r in listed if r.startswith("slangpy")]
+    return slangpy
 
 
 def test_installing_spreplay_never_changes_a_supported_slangpy() -> None:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    found = re.fullmatch(r"slangpy>=([0-9.]+),<([0-9.]+)", slangpy_requirement(project["project"]["dependencies"]))
+    assert found, "the package's slangpy requirement is not a range >=A,<B"
     versions = [version_tuple(build.slangpy) for build in supported_builds()]
-    for where, (lowest, below) in slangpy_ranges().items():
-        assert version_tuple(lowest) <= min(versions), where
-        assert all(version < version_tuple(below) for version in versions), where
+    assert version_tuple(found[1]) <= min(versions)
+    assert all(version < version_tuple(found[2]) for version in versions)
+
+
+def test_a_build_from_source_gets_a_supported_slangpy() -> None:
+    """The build compiles against a supported release's slang.h, whatever
+    slangpy PyPI has newest: the build requirement is one supported release."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    found = re.fullmatch(r"slangpy==([0-9.]+)", slangpy_requirement(project["build-system"]["requires"]))
+    assert found and found[1] in {build.slangpy for build in supported_builds()}
 
 
 def test_every_release_is_listed_once_with_a_patch_set() -> None:
