@@ -10,6 +10,7 @@
 #include "common/fmt_absl.h"
 #include "common/seconds_since.h"
 #include "common/stderr_line.h"
+#include "common/toolchain_name.h"
 #include "common/working_directory.h"
 #include "fmt/format.h"
 #include "interpose/blobs.h"
@@ -770,15 +771,9 @@ absl::Status ConfigureSlangHooks(const HookOptions& options) {
   if (!options.slang_library.empty()) {
     absl::StatusOr<SlangLibrary> opened = OpenSlangLibrary(options.slang_library);
     if (!opened.ok()) return opened.status();
-    // Every slot patched and every method called is of this build's
-    // slang.h: a library of another build is refused before anything of it
-    // is patched, with nothing configured.
-    const char* tag = opened->build_tag ? opened->build_tag() : nullptr;
-    if (std::string_view(tag ? tag : "") != kSlangBuild) {
-      return absl::FailedPreconditionError(fmt::format(
-          "{} is Slang {}, but this spreplay library is built for Slang {}; spreplay supports {}",
-          opened->path, tag ? tag : "of unknown build", kSlangBuild, kSupportedBuilds));
-    }
+    // A library of another build is refused before anything of it is
+    // patched, with nothing configured.
+    if (absl::Status same = RequireThisSlangBuild(*opened, "library"); !same.ok()) return same;
     slang = *std::move(opened);
   }
   State().configured = true;
@@ -821,7 +816,7 @@ void OnGlobalSessionCreated(void* pointer) {
   std::string toolchain;
   {
     std::lock_guard lock(State().mutex);
-    State().toolchain = fmt::format("{} slang {}", State().options.toolchain, build_tag);
+    State().toolchain = ToolchainName(State().options.toolchain, build_tag);
     toolchain = State().toolchain;
   }
   for (HookListener* listener : *Listeners())

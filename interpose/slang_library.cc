@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 #include <link.h>
 
+#include "build_info/slang_build.h"
 #include "fmt/format.h"
 
 namespace spreplay {
@@ -57,6 +58,14 @@ absl::StatusOr<SlangLibrary> OpenSlangLibrary(const std::string& library) {
     if (!status.ok()) return status;
   }
   return slang;
+}
+
+absl::Status RequireThisSlangBuild(const SlangLibrary& slang, std::string_view what) {
+  const char* tag = slang.build_tag ? slang.build_tag() : nullptr;
+  if (std::string_view(tag ? tag : "") == kSlangBuild) return absl::OkStatus();
+  return absl::FailedPreconditionError(fmt::format(
+      "{} is Slang {}, but this spreplay {} is built for Slang {}; spreplay supports {}",
+      slang.path, tag ? tag : "of unknown build", what, kSlangBuild, kSupportedBuilds));
 }
 
 }  // namespace spreplay

@@ -6,6 +6,7 @@
 // the tool wherever slangpy is installed beside it.
 
 #include <string>
+#include <string_view>
 
 #include "absl/status/statusor.h"
 #include "interpose/type_declarations.h"
@@ -30,5 +31,10 @@ struct SlangLibrary {
 // it looks up the calling binary's own libraries) and finds every function.
 // Loading a library the process has already loaded returns that one.
 absl::StatusOr<SlangLibrary> OpenSlangLibrary(const std::string& library);
+
+// FailedPrecondition, naming both builds and `what` ("library", "tool"),
+// unless `slang` is the Slang build this spreplay binary was compiled
+// against: its vtable slots and methods are of that build's slang.h alone.
+absl::Status RequireThisSlangBuild(const SlangLibrary& slang, std::string_view what);
 
 }  // namespace spreplay

@@ -1,7 +1,6 @@
 #include "replayer/replayer_slang.h"
 
 #include <cstdlib>
-#include <string_view>
 
 #include "build_info/slang_build.h"
 #include "common/fmt_absl.h"
@@ -24,15 +23,8 @@ absl::StatusOr<SlangLibrary> OpenBuiltForSlang() {
         "spreplay supports {}",
         kSlangBuild, SPREPLAY_SLANG_FILE_NAME, opened.status().message(), kSupportedBuilds));
   }
-  // The tool calls Slang through the slang.h of one build: a library of any
-  // other build is never called beyond asking its build.
-  const char* tag = opened->build_tag ? opened->build_tag() : nullptr;
-  if (std::string_view(tag ? tag : "") != kSlangBuild) {
-    return absl::FailedPreconditionError(
-        fmt::format("{} is Slang {}, but this spreplay tool is built for Slang {}; spreplay "
-                    "supports {}",
-                    opened->path, tag ? tag : "of unknown build", kSlangBuild, kSupportedBuilds));
-  }
+  // A library of another build is never called beyond asking its build.
+  if (absl::Status same = RequireThisSlangBuild(*opened, "tool"); !same.ok()) return same;
   return opened;
 }
 

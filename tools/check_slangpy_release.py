@@ -24,7 +24,6 @@ import argparse
 import ast
 import difflib
 import json
-import subprocess
 import sys
 import tempfile
 import zipfile
@@ -35,7 +34,8 @@ ROOT = Path(__file__).resolve().parent.parent
 # patch sets, and the native libraries whose slots it reports.
 sys.path.insert(0, str(ROOT / "tools"))
 from fetch_slangpy_abi import find_wheel  # noqa: E402
-from slang_abi import facts_of  # noqa: E402
+from slang_abi import facts_of, patched_slots, slots_in  # noqa: E402
+from spreplay._native import library_dir  # noqa: E402
 from spreplay._slangpy_patches import PATCH_SETS, Patch  # noqa: E402
 from spreplay._supported_builds import SupportedBuild, slang_build_of_library, supported_builds  # noqa: E402
 
@@ -70,26 +70,9 @@ class Release:
                     None)
 
 
-def patched_slots(build: SupportedBuild) -> list[tuple[str, str]]:
-    """(interface, method) of every slot the installed library of `build` patches."""
-    from spreplay._native import library_dir
-
-    library = library_dir() / build.native_subdirectory / "libspreplay_native.so"
-    code = ("import ctypes, sys; f = ctypes.CDLL(sys.argv[1]).spreplay_patched_slots; "
-            "f.restype = ctypes.c_char_p; print(f().decode(), end='')")
-    text = subprocess.run([sys.executable, "-c", code, str(library)], check=True, capture_output=True,
-                          text=True).stdout
-    return [tuple(line.split(" ")[:2]) for line in text.splitlines()]  # type: ignore[misc]
-
-
-def vtable_of(header: Path) -> dict[tuple[str, str], tuple[int, str]]:
+def vtable_of(facts: list[str]) -> dict[tuple[str, str], tuple[int, str]]:
     """(interface, method) -> (slot, type)."""
-    slots = {}
-    for line in facts_of(header, "clang++"):
-        if line.startswith("vtable "):
-            _, interface, slot, method, method_type = line.split(" ", 4)
-            slots[(interface, method)] = (int(slot), method_type)
-    return slots
+    return {(slot.interface, slot.method): (slot.slot, slot.type) for slot in slots_in(facts)}
 
 
 def check_header(new: Release, old: Release, old_build: SupportedBuild) -> bool:
@@ -100,9 +83,12 @@ def check_header(new: Release, old: Release, old_build: SupportedBuild) -> bool:
     if new.slang is None:
         print("   FAIL: spreplay tells Slang builds apart by the library's file name; this wheel's says none")
         return False
-    new_slots, old_slots = vtable_of(new.header), vtable_of(old.header)
+    old_facts, new_facts = facts_of(old.header), facts_of(new.header)
+    new_slots, old_slots = vtable_of(new_facts), vtable_of(old_facts)
     ok = True
-    for interface, method in patched_slots(old_build):
+    library = library_dir() / old_build.native_subdirectory / "libspreplay_native.so"
+    for patched in patched_slots(library):
+        interface, method = patched.interface, patched.method
         before, after = old_slots.get((interface, method)), new_slots.get((interface, method))
         if after is None:
             print(f"   FAIL: {interface}::{method} is gone")
@@ -110,7 +96,6 @@ def check_header(new: Release, old: Release, old_build: SupportedBuild) -> bool:
         elif after != before:
             print(f"   FAIL: {interface}::{method} was slot {before[0]} {before[1]}, is slot {after[0]} {after[1]}")
             ok = False
-    old_facts, new_facts = facts_of(old.header, "clang++"), facts_of(new.header, "clang++")
     changes = [line for line in difflib.unified_diff(old_facts, new_facts, lineterm="", n=0)
                if line[:1] in "+-" and not line.startswith(("+++", "---"))]
     old_interfaces = {interface for interface, _ in old_slots}

@@ -153,8 +153,46 @@ def abi_facts(ast: dict[str, Any]) -> Iterator[str]:
                 yield f"enum {name} {enumerator} {value}"
 
 
-def facts_of(header: Path, clang: str) -> list[str]:
+def facts_of(header: Path, clang: str = "clang++") -> list[str]:
     return list(abi_facts(clang_ast(header, clang)))
+
+
+@dataclass(frozen=True)
+class Slot:
+    interface: str
+    slot: int
+    method: str
+    type: str = ""  # as the header declares it; a library reports none
+
+
+def declared_slots(header: Path, clang: str = "clang++") -> list[Slot]:
+    """Every vtable slot `header` declares."""
+    return slots_in(facts_of(header, clang))
+
+
+def slots_in(facts: list[str]) -> list[Slot]:
+    """The vtable slots among `facts`."""
+    slots = []
+    for line in facts:
+        if line.startswith("vtable "):
+            _, interface, slot, method, method_type = line.split(" ", 4)
+            slots.append(Slot(interface, int(slot), method, method_type))
+    return slots
+
+
+def patched_slots(native_library: Path) -> list[Slot]:
+    """The slots a spreplay native library patches, as the compiler laid
+    them out from the slang.h it was built against (spreplay_patched_slots).
+    In a process of its own: the library is loaded, never configured."""
+    code = ("import ctypes, sys; f = ctypes.CDLL(sys.argv[1]).spreplay_patched_slots; "
+            "f.restype = ctypes.c_char_p; print(f().decode(), end='')")
+    text = subprocess.run([sys.executable, "-c", code, str(native_library)], check=True, capture_output=True,
+                          text=True).stdout
+    slots = []
+    for line in text.splitlines():
+        interface, method, slot = line.split(" ")
+        slots.append(Slot(interface, int(slot), method))
+    return slots
 
 
 def main() -> int:

@@ -8,7 +8,8 @@ import sys
 from pathlib import Path
 
 from ._slangpy_location import SlangpyNotFound
-from ._tool import ToolMissing, UnsupportedBuild, slangpy_for_tool, tool_environment, tool_for
+from ._supported_builds import UnsupportedBuild
+from ._tool import ToolMissing, slangpy_for_tool, tool_environment, tool_for
 
 
 def _take_slangpy_option(arguments: list[str]) -> tuple[Path | None, list[str]]:

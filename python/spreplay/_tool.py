@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from ._native import library_dir
-from ._slangpy_location import SlangpyInstall, SlangpyNotFound, locate_slangpy
+from ._slangpy_location import SlangpyInstall, SlangpyNotFound, locate_slangpy, slangpy_install_at
 from ._supported_builds import SupportedBuild, UnsupportedBuild, select_build, supported_builds
 
 
@@ -30,8 +30,6 @@ def slangpy_for_tool(slangpy_dir: Path | None = None) -> SlangpyInstall | None:
     environment's; None where there is none (inspect, verify and merge need
     no Slang)."""
     if slangpy_dir is not None:
-        from ._slangpy_location import slangpy_install_at
-
         return slangpy_install_at(slangpy_dir)
     try:
         return locate_slangpy()
@@ -65,8 +63,7 @@ def tool_for(command: str, install: SlangpyInstall | None) -> Path:
     return tool_binary(build)
 
 
-def tool_binary(build: SupportedBuild | None = None) -> Path:
-    build = build or build_for_tool(slangpy_for_tool())
+def tool_binary(build: SupportedBuild) -> Path:
     binary = library_dir() / build.native_subdirectory / "spreplay"
     if not binary.exists():
         raise ToolMissing(f"{binary} is missing: this installation of spreplay has no build for Slang "
@@ -109,7 +106,3 @@ def pypi_cuda() -> Path | None:
         if (root / "bin" / "ptxas").exists():
             return root
     return None
-
-
-__all__ = ["COMMANDS_WITHOUT_SLANG", "ToolMissing", "UnsupportedBuild", "build_for_tool", "pypi_cuda",
-           "slangpy_for_tool", "tool_binary", "tool_environment", "tool_for"]

@@ -44,6 +44,14 @@ def clean_env(**overrides: str) -> dict[str, str]:
     return env
 
 
+def slangpy_venv(version: str) -> Path:
+    """A virtualenv with slangpy==`version` and this checkout's spreplay wheel
+    (scripts/slangpy-venv), made once and kept in build/venvs."""
+    made = subprocess.run([str(ROOT / "scripts" / "slangpy-venv"), version], check=True, capture_output=True,
+                          text=True)
+    return Path(made.stdout.strip())
+
+
 def run_python(code: str, env: dict[str, str], cwd: Path | None = None) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-c", code], env=clean_env(**env), capture_output=True, text=True,
                           cwd=cwd)

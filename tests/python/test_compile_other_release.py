@@ -13,7 +13,7 @@ import pytest
 from spreplay._slangpy_location import locate_slangpy
 from spreplay._supported_builds import supported_builds
 from spreplay._tool import tool_binary
-from conftest import ROOT, SLANGPY_VERSION, clean_env, inspect_json, run_spreplay
+from conftest import ROOT, SLANGPY_VERSION, clean_env, inspect_json, run_spreplay, slangpy_venv
 
 HERE = next(build for build in supported_builds() if build.slangpy == SLANGPY_VERSION)
 OTHER_SLANG = next(build for build in supported_builds() if build.slang != HERE.slang)
@@ -26,9 +26,7 @@ def fixture_of(release: str) -> Path:
 
 @pytest.fixture(scope="module")
 def other_site_packages() -> Path:
-    venv = subprocess.run([str(ROOT / "scripts" / "slangpy-venv"), OTHER_SLANG.slangpy], check=True,
-                          capture_output=True, text=True).stdout.strip()
-    (site,) = Path(venv).glob("lib/python3*/site-packages")
+    (site,) = slangpy_venv(OTHER_SLANG.slangpy).glob("lib/python3*/site-packages")
     return site
 
 

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, ROOT, SLANGPY_VERSION, clean_env, run_python, run_spreplay
+from conftest import FIXTURES, ROOT, SLANGPY_VERSION, clean_env, run_python, run_spreplay, slangpy_venv
 from spreplay._supported_builds import supported_builds
 
 CREATE_DEVICE = "import slangpy as spy; spy.create_device(spy.DeviceType.cpu); print('ok')"
@@ -60,8 +60,7 @@ def archive_of_another_release(tmp_path_factory: pytest.TempPathFactory) -> tupl
     """Another supported release's H200 elementwise trace, compiled with that
     release's spreplay tool in a virtualenv of its own (scripts/slangpy-venv)."""
     version = another_release()
-    venv = subprocess.run([str(ROOT / "scripts" / "slangpy-venv"), version], check=True, capture_output=True,
-                          text=True).stdout.strip()
+    venv = slangpy_venv(version)
     archive = tmp_path_factory.mktemp("other-release") / "kernels.sprk"
     trace = ROOT / "tests" / "fixtures" / "h200" / f"slangpy-{version}" / "elementwise.capnp"
     subprocess.run([f"{venv}/bin/python", "-m", "spreplay", "compile", str(trace), "-o", str(archive), "--arch", "90",

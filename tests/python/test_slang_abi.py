@@ -22,6 +22,9 @@ from spreplay._slangpy_location import locate_slangpy
 from spreplay._supported_builds import SupportedBuild, supported_builds
 from conftest import ROOT
 
+sys.path.insert(0, str(ROOT / "tools"))
+from slang_abi import declared_slots, patched_slots  # noqa: E402
+
 HEADERS = ROOT / "build" / "slang-abi"
 SLANG_BUILDS = sorted({build.slang: build for build in reversed(supported_builds())}.values(),
                       key=lambda build: build.slang)
@@ -42,37 +45,21 @@ def slang_header(build: SupportedBuild) -> Path:
 @cache
 def declared_vtables(build: SupportedBuild) -> dict[tuple[str, int], tuple[str, str]]:
     """(interface, slot) -> (method, type), as the header declares them."""
-    facts = subprocess.run([sys.executable, str(ROOT / "tools" / "slang_abi.py"), str(slang_header(build))],
-                           check=True, capture_output=True, text=True).stdout
-    slots = {}
-    for line in facts.splitlines():
-        if line.startswith("vtable "):
-            _, interface, slot, method, method_type = line.split(" ", 4)
-            slots[(interface, int(slot))] = (method, method_type)
-    return slots
+    return {(slot.interface, slot.slot): (slot.method, slot.type) for slot in declared_slots(slang_header(build))}
 
 
 @cache
-def patched_slots(build: SupportedBuild) -> list[tuple[str, str, int]]:
+def patched_slots_of(build: SupportedBuild) -> list[tuple[str, str, int]]:
     """(interface, method, slot) for every slot the build's library patches."""
     library = library_dir() / build.native_subdirectory / "libspreplay_native.so"
     assert library.exists(), f"the wheel lacks the library for Slang {build.slang}: {library}"
-    # In a process of its own: the library is loaded, never configured.
-    code = ("import ctypes, sys; f = ctypes.CDLL(sys.argv[1]).spreplay_patched_slots; "
-            "f.restype = ctypes.c_char_p; print(f().decode(), end='')")
-    text = subprocess.run([sys.executable, "-c", code, str(library)], check=True, capture_output=True,
-                          text=True).stdout
-    slots = []
-    for line in text.splitlines():
-        interface, method, slot = line.split(" ")
-        slots.append((interface, method, int(slot)))
-    return slots
+    return [(slot.interface, slot.method, slot.slot) for slot in patched_slots(library)]
 
 
 @pytest.mark.parametrize("build", SLANG_BUILDS, ids=lambda build: f"slang-{build.slang}")
 def test_every_patched_slot_is_where_its_header_declares_it(build: SupportedBuild) -> None:
     declared = declared_vtables(build)
-    slots = patched_slots(build)
+    slots = patched_slots_of(build)
     assert len(slots) >= 15  # every hook reports its slot
     for interface, method, slot in slots:
         found = declared.get((interface, slot))
@@ -87,7 +74,7 @@ def test_every_hooked_method_has_one_signature_in_every_build() -> None:
     signatures: dict[tuple[str, str], dict[str, str]] = {}
     for build in SLANG_BUILDS:
         declared = declared_vtables(build)
-        for interface, method, slot in patched_slots(build):
+        for interface, method, slot in patched_slots_of(build):
             signatures.setdefault((interface, method), {})[build.slang] = declared[(interface, slot)][1]
     for (interface, method), per_build in signatures.items():
         assert len(per_build) == len(SLANG_BUILDS), f"{interface}::{method} is not patched in every build"

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from spreplay._supported_builds import supported_builds
-from conftest import FIXTURES, ROOT, clean_env, run_spreplay
+from conftest import FIXTURES, ROOT, clean_env, run_spreplay, slangpy_venv
 
 # The newest release before the supported range.
 UNSUPPORTED = "0.41.0"
@@ -21,9 +21,7 @@ APP = ROOT / "tests" / "python" / "cpu_call_sites.py"
 @pytest.fixture(scope="module")
 def python_of_unsupported_slangpy() -> Path:
     assert UNSUPPORTED not in {build.slangpy for build in supported_builds()}
-    venv = subprocess.run([str(ROOT / "scripts" / "slangpy-venv"), UNSUPPORTED], check=True,
-                          capture_output=True, text=True).stdout.strip()
-    return Path(venv) / "bin" / "python"
+    return slangpy_venv(UNSUPPORTED) / "bin" / "python"
 
 
 def run_app(python: Path, **env: str) -> subprocess.CompletedProcess:
