@@ -6,6 +6,7 @@
 
 #include "archive/archive.h"
 #include "archive/archive_writer.h"
+#include "archive/module_entry.h"
 #include "common/capnp_digest.h"
 #include "fmt/format.h"
 
@@ -33,29 +34,6 @@ KernelMetadata KernelMetadataOf(schema::KernelEntry::Reader entry) {
   for (uint32_t arch : entry.getSassArches()) metadata.sass_arches.push_back(arch);
   metadata.ptx_arch = entry.getPtxArch();
   metadata.optix = entry.getOptix();
-  return metadata;
-}
-
-ArchivedModuleFile ModuleFileOf(schema::ModuleFile::Reader file) {
-  return {DigestOf(file.getDigest()), file.getRoot(), file.getRootIndex(),
-          TextOf(file.getRelativePath()), TextOf(file.getRecordedPath())};
-}
-
-ModuleMetadata ModuleMetadataOf(schema::ModuleEntry::Reader module) {
-  ModuleMetadata metadata;
-  metadata.key = DigestOf(module.getKey());
-  metadata.content_digest = DigestOf(module.getContentDigest());
-  metadata.session_digest = DigestOf(module.getSessionDigest());
-  metadata.name = TextOf(module.getName());
-  metadata.requested_name = TextOf(module.getRequestedName());
-  if (module.getSourceLookup().size() > 0)
-    metadata.source_lookup = DigestOf(module.getSourceLookup());
-  metadata.path = TextOf(module.getPath());
-  metadata.file_path = ModuleFileOf(module.getFilePath());
-  if (module.hasRequestedFile()) metadata.requested_file = ModuleFileOf(module.getRequestedFile());
-  metadata.verified_by = module.getVerifiedBy();
-  for (auto file : module.getFiles()) metadata.files.push_back(ModuleFileOf(file));
-  for (auto imported : module.getImports()) metadata.imports.push_back(DigestOf(imported));
   return metadata;
 }
 

@@ -9,6 +9,7 @@
 #include "archive/archive_format.h"
 #include "archive/atomic_file.h"
 #include "archive/blob_kind.h"
+#include "archive/module_entry.h"
 #include "capnp/message.h"
 #include "capnp/serialize.h"
 #include "common/capnp_digest.h"
@@ -128,30 +129,9 @@ void FillEntry(const KernelMetadata& metadata, const std::vector<KernelBinary>& 
   }
 }
 
-void FillModuleFile(const ArchivedModuleFile& file, schema::ModuleFile::Builder out) {
-  if (file.digest != Digest{}) out.setDigest(DataOf(file.digest));
-  out.setRoot(file.root);
-  out.setRootIndex(file.root_index);
-  out.setRelativePath(AsText(file.relative_path));
-  out.setRecordedPath(AsText(file.recorded_path));
-}
-
 void FillModule(const ModuleMetadata& metadata, std::string_view ir, BlobLayout& layout,
                 schema::ModuleEntry::Builder out) {
-  out.setKey(DataOf(metadata.key));
-  out.setContentDigest(DataOf(metadata.content_digest));
-  out.setSessionDigest(DataOf(metadata.session_digest));
-  out.setName(AsText(metadata.name));
-  out.setRequestedName(AsText(metadata.requested_name));
-  if (metadata.source_lookup) out.setSourceLookup(DataOf(*metadata.source_lookup));
-  out.setPath(AsText(metadata.path));
-  FillModuleFile(metadata.file_path, out.initFilePath());
-  if (metadata.requested_file) FillModuleFile(*metadata.requested_file, out.initRequestedFile());
-  out.setVerifiedBy(metadata.verified_by);
-  auto files = out.initFiles(static_cast<unsigned>(metadata.files.size()));
-  for (size_t i = 0; i < metadata.files.size(); ++i) FillModuleFile(metadata.files[i], files[i]);
-  auto imports = out.initImports(static_cast<unsigned>(metadata.imports.size()));
-  for (size_t i = 0; i < metadata.imports.size(); ++i) imports.set(i, DataOf(metadata.imports[i]));
+  FillModuleEntry(metadata, out);
   PlaceBlob(schema::BlobKind::SLANG_MODULE, 0, std::as_bytes(std::span(ir.data(), ir.size())),
             layout, out.initBlob());
 }

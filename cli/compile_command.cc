@@ -56,6 +56,8 @@ std::string ReportJson(const CompileReport& report) {
   json.Key("modulesRefused").Uint(report.modules_refused);
   json.Key("moduleIrBytes").Uint(report.module_ir_bytes);
   json.Key("moduleSeconds").Double(report.module_seconds);
+  json.Key("moduleSessions").Uint(report.module_groups);
+  json.Key("moduleSessionsCached").Uint(report.module_groups_cached);
   json.Key("kernels").BeginArray();
   for (const KernelOutcome& kernel : report.kernels) {
     json.BeginObject();
@@ -199,8 +201,11 @@ int RunCompile(std::span<char*> args) {
              report->critical_path_label.empty() ? "no kernel" : report->critical_path_label,
              report->app_compile_seconds);
   if (options.modules) {
-    fmt::print(stderr, "{}: {} module(s) as verified IR, {:.1f} MB, in {:.1f} s{}\n", output,
-               report->modules_archived, report->module_ir_bytes / 1e6, report->module_seconds,
+    fmt::print(stderr,
+               "{}: {} module(s) as verified IR, {:.1f} MB, in {:.1f} s; {} of {} session "
+               "configuration(s) unchanged, from the cache{}\n",
+               output, report->modules_archived, report->module_ir_bytes / 1e6,
+               report->module_seconds, report->module_groups_cached, report->module_groups,
                report->modules_refused
                    ? fmt::format("; {} not archived (see above)", report->modules_refused)
                    : "");

@@ -440,6 +440,8 @@ absl::StatusOr<CompileReport> CompileTrace(const Trace& trace, const std::string
     report.modules_archived = modules.archived;
     report.modules_refused = modules.refused;
     report.module_ir_bytes = modules.ir_bytes;
+    report.module_groups = modules.groups;
+    report.module_groups_cached = modules.cached_groups;
     report.module_seconds = modules.seconds;
   }
   // A shard may hold no kernel: its archive is written all the same, for the merge.

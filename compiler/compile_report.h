@@ -41,6 +41,8 @@ struct CompileReport {
   size_t modules_archived = 0;
   size_t modules_refused = 0;
   uint64_t module_ir_bytes = 0;
+  size_t module_groups = 0;         // session configurations
+  size_t module_groups_cached = 0;  // of them, taken unchanged from the cache
   double module_seconds = 0;
   double wall_seconds = 0;
   // Of this process and the compilers it ran (ptxas), user and system.

@@ -12,6 +12,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "common/fmt_absl.h"
 #include "common/seconds_since.h"
+#include "compiler/module_stage_cache.h"
 #include "compiler/parallel_for.h"
 #include "compiler/ptx_comparison.h"
 #include "compiler/trace_snapshot.h"
@@ -23,24 +24,6 @@
 
 namespace spreplay {
 namespace {
-
-// The kernels of one recorded session configuration, which share modules,
-// and the modules the app asked it for.
-struct SessionGroup {
-  Digest content;
-  SessionConfig config;
-  std::string toolchain;
-  std::vector<const KernelRecord*> kernels;  // verified
-  std::vector<const ModuleLoadRecord*> loads;
-  // Every recorded kernel of the configuration, verified or not: a module
-  // one of them was built with is verified by kernels or not at all.
-  std::vector<const KernelRecord*> recorded;
-};
-
-struct GroupOutcome {
-  std::vector<std::pair<ModuleMetadata, std::string>> archived;
-  std::vector<UnservedModule> refused;
-};
 
 schema::PathRoot SchemaRoot(PathRoot root) {
   switch (root) {
@@ -396,7 +379,7 @@ ModuleStageReport ArchiveVerifiedModules(const Trace& trace,
         group_of.erase(it);
         return nullptr;
       }
-      groups.push_back({content, *std::move(config), toolchain, {}, {}, {}});
+      groups.push_back({content, location, *std::move(config), toolchain, {}, {}, {}});
     }
     return &groups[it->second];
   };
@@ -415,34 +398,64 @@ ModuleStageReport ArchiveVerifiedModules(const Trace& trace,
     if (auto it = group_of.find(record.session_location); it != group_of.end())
       groups[it->second].recorded.push_back(&record);
   }
+  // A configuration whose inputs are unchanged since a compile that used this
+  // cache gets that compile's outcome, and its modules' IR, from the cache.
+  std::vector<Digest> names(groups.size());
   std::vector<GroupOutcome> outcomes(groups.size());
+  std::vector<size_t> to_verify;
+  ModuleStageReport report;
+  for (size_t i = 0; i < groups.size(); ++i) {
+    if (cache.enabled()) {
+      names[i] = ModuleStageOutcomeName(trace, groups[i]);
+      if (std::optional<GroupOutcome> remembered = LoadModuleStageOutcome(cache, names[i])) {
+        outcomes[i] = *std::move(remembered);
+        ++report.cached_groups;
+        continue;
+      }
+    }
+    to_verify.push_back(i);
+  }
   std::vector<std::unique_ptr<IrModuleBuilder>> builders(workers);
-  ParallelFor(groups.size(), workers, [&](size_t item, size_t worker) {
+  std::vector<uint8_t> verified(groups.size(), 0);  // not vector<bool>: written concurrently
+  ParallelFor(to_verify.size(), workers, [&](size_t item, size_t worker) {
+    const size_t group = to_verify[item];
     if (!builders[worker]) {
       absl::StatusOr<std::unique_ptr<IrModuleBuilder>> builder = IrModuleBuilder::Create();
       if (!builder.ok()) {
-        outcomes[item].refused.push_back(
-            {groups[item].content, "*", std::string(builder.status().message())});
+        outcomes[group].refused.push_back(
+            {groups[group].content, "*", std::string(builder.status().message())});
         return;
       }
       builders[worker] = *std::move(builder);
     }
-    outcomes[item] = ArchiveGroup(trace, *builders[worker], groups[item]);
+    outcomes[group] = ArchiveGroup(trace, *builders[worker], groups[group]);
+    verified[group] = 1;
   });
   builders.clear();
 
-  ModuleStageReport report;
-  for (GroupOutcome& outcome : outcomes) {
-    for (auto& [metadata, ir] : outcome.archived) {
-      const Digest name =
-          KeyHasher("spreplay.verified-ir.v1").Hash(metadata.key).Text(SlangBuildTag()).Finish();
+  report.groups = groups.size();
+  for (size_t group : to_verify) {
+    // Every archive of this module key holds the first IR verified under it.
+    bool all_stored = verified[group] != 0;
+    for (auto& [metadata, ir] : outcomes[group].archived) {
+      const Digest name = VerifiedIrName(metadata.key);
       if (std::optional<std::string> verified_before = cache.Get(name)) {
         ir = *std::move(verified_before);
       } else if (absl::StatusOr<std::string> first = cache.PutFirst(name, ir); first.ok()) {
         ir = *std::move(first);  // another compile may have stored it meanwhile
-      } else if (progress) {
-        progress(fmt::format("warning: {}", first.status().message()));
+      } else {
+        all_stored = false;
+        if (progress) progress(fmt::format("warning: {}", first.status().message()));
       }
+    }
+    if (all_stored && cache.enabled()) {
+      if (absl::Status status = StoreModuleStageOutcome(cache, names[group], outcomes[group]);
+          !status.ok() && progress)
+        progress(fmt::format("warning: {}", status.message()));
+    }
+  }
+  for (GroupOutcome& outcome : outcomes) {
+    for (auto& [metadata, ir] : outcome.archived) {
       report.ir_bytes += ir.size();
       ++report.archived;
       writer.AddModule(std::move(metadata), std::move(ir));

@@ -23,6 +23,8 @@ struct ModuleStageReport {
   size_t archived = 0;
   size_t refused = 0;
   uint64_t ir_bytes = 0;
+  size_t groups = 0;         // session configurations
+  size_t cached_groups = 0;  // of them, unchanged since a compile that used the cache
   double seconds = 0;
 };
 
@@ -31,7 +33,8 @@ struct ModuleStageReport {
 // recorded kernel was built with, in any recorded configuration. Adds each verified module to
 // `writer`, and each refused one with why. Slang's serializer is not byte-reproducible (a few bytes
 // of slangpy's library differ from run to run), so `cache` keeps the first IR verified under each
-// module key, and later compiles archive those bytes.
+// module key, and later compiles archive those bytes; it also keeps each configuration's outcome
+// (compiler/module_stage_cache.h), which an unchanged configuration takes instead of verifying.
 ModuleStageReport ArchiveVerifiedModules(const Trace& trace,
                                          const std::vector<const KernelRecord*>& kernels,
                                          size_t workers, const CompileCache& cache,

@@ -87,6 +87,9 @@ struct ModuleFromIr {
   size_t ir_size = 0;
   ComponentPtr description;  // as a load from source would describe it
   std::vector<FileContent> files;
+  // The description's dependencies where they lie now, as Slang would list
+  // them for a module importing this one from source.
+  std::vector<SourceFile> local_dependencies;
 };
 
 // What the hooks read for a listener deciding about a module: a file by

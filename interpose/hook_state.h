@@ -58,10 +58,9 @@ struct HookState {
   absl::flat_hash_map<const void*, std::shared_ptr<const SessionInfo>> sessions;
   // Modules loaded from strings, by the path Slang made up for them.
   absl::flat_hash_map<std::pair<const void*, std::string>, Digest> string_modules;
-  // Of those, the ones served from IR, by (session, module name): what their
-  // importers loaded from source must list (ServedStringImport).
-  absl::flat_hash_map<std::pair<const void*, std::string>, ServedStringImport>
-      served_string_modules;
+  // Modules served from IR, by (session, module name without ".slang"): what
+  // their importers loaded from source must list (ServedImport).
+  absl::flat_hash_map<std::pair<const void*, std::string>, ServedImport> served_imports;
   // What each file held when a session first read it, by (session, path).
   // Slang keeps modules loaded in a session: a later program importing them
   // uses what was read then, whatever the file holds now.

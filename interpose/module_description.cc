@@ -1,6 +1,7 @@
 #include "interpose/module_description.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <vector>
 
 #include "common/fmt_absl.h"
@@ -12,7 +13,7 @@ namespace spreplay {
 absl::StatusOr<ComponentPtr> DescribeLoadedModule(slang::IModule* module,
                                                   const ModuleRequest& request,
                                                   const DependencyDigest& digest_of,
-                                                  const ServedStringImportNamed& served_import) {
+                                                  const ServedImportNamed& served_import) {
   const std::string name = module->getName() ? module->getName() : "";
   const std::string own_path = module->getFilePath() ? module->getFilePath() : request.path;
   std::vector<SourceFile> dependencies;
@@ -31,12 +32,19 @@ absl::StatusOr<ComponentPtr> DescribeLoadedModule(slang::IModule* module,
   }
   if (request.source && served_import) {
     for (const std::string& imported : ImportedModuleNames(*request.source)) {
-      std::optional<ServedStringImport> served = served_import(imported);
+      std::optional<ServedImport> served = served_import(imported);
       if (!served) continue;
-      const bool listed =
-          std::any_of(dependencies.begin(), dependencies.end(),
-                      [&](const SourceFile& file) { return file.path == served->path; });
-      if (!listed) dependencies.push_back({served->path, served->digest});
+      for (const SourceFile& file : served->files) {
+        // Listed already, maybe under another spelling of its path.
+        const std::string_view file_name = std::filesystem::path(file.path).filename().native();
+        const bool listed = std::any_of(
+            dependencies.begin(), dependencies.end(), [&](const SourceFile& dependency) {
+              return dependency.path == file.path ||
+                     (dependency.content == file.content &&
+                      std::filesystem::path(dependency.path).filename().native() == file_name);
+            });
+        if (!listed) dependencies.push_back(file);
+      }
     }
   }
   return Component::Module(name, own_path, request.requested_name, request.source,

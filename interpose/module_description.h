@@ -26,23 +26,23 @@ struct ModuleRequest {
 // why the path cannot be accounted for.
 using DependencyDigest = std::function<absl::StatusOr<Digest>(const std::string& path)>;
 
-// A module imported by name that was loaded from serialized IR and was loaded
-// from a string when it was recorded: its pseudo path and content digest.
-// Such a module lists no pseudo path of its own, so Slang leaves that path out
-// of the dependencies of a module that imports it, where a module loaded from
-// source would have had it.
-struct ServedStringImport {
-  std::string path;
-  Digest digest;
+// A module imported by name that was served from serialized IR: the files
+// (or, for one loaded from a string when it was recorded, the pseudo path) a
+// module importing it listed when it came from source. Slang does not always
+// list them for a module that imports one loaded from IR: a string module has
+// no pseudo path of its own then, and a file module's files can go missing
+// (seen with slangpy's wrapper of a module loaded by path on the H200).
+struct ServedImport {
+  std::vector<SourceFile> files;
 };
-using ServedStringImportNamed =
-    std::function<std::optional<ServedStringImport>(const std::string& name)>;
+using ServedImportNamed = std::function<std::optional<ServedImport>(const std::string& name)>;
 
 // `served_import`, when given, completes the dependencies of a module loaded
 // from a string with those of the modules it imports that were served from
 // IR, so that it is described as it was when they came from source.
-absl::StatusOr<ComponentPtr> DescribeLoadedModule(
-    slang::IModule* module, const ModuleRequest& request, const DependencyDigest& digest_of,
-    const ServedStringImportNamed& served_import = nullptr);
+absl::StatusOr<ComponentPtr> DescribeLoadedModule(slang::IModule* module,
+                                                  const ModuleRequest& request,
+                                                  const DependencyDigest& digest_of,
+                                                  const ServedImportNamed& served_import = nullptr);
 
 }  // namespace spreplay

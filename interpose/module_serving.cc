@@ -120,12 +120,16 @@ absl::StatusOr<IModule*> LoadPlan(ISession* session, const SessionInfo& info,
     Log("module {} served from IR ({} bytes)", step.name, step.ir_size);
     {
       std::lock_guard lock(State().mutex);
+      const void* owner = session;
+      ServedImport& served =
+          State()
+              .served_imports[std::make_pair(owner, std::string(WithoutSlangExtension(step.name)))];
       if (step.description->source) {
-        const void* owner = session;
         State().string_modules[std::make_pair(owner, step.description->path)] =
             step.description->digest;
-        State().served_string_modules[std::make_pair(owner, step.name)] = {
-            step.description->path, step.description->digest};
+        served.files = {{step.description->path, step.description->digest}};
+      } else {
+        served.files = step.local_dependencies;
       }
     }
     for (HookListener* listener : *Listeners())

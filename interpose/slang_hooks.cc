@@ -171,10 +171,11 @@ absl::StatusOr<ComponentPtr> DescribeInSessionUncontained(IModule* module,
         contents.push_back(*content);
         return content->digest;
       },
-      [session](const std::string& name) -> std::optional<ServedStringImport> {
+      [session](const std::string& name) -> std::optional<ServedImport> {
         std::lock_guard lock(State().mutex);
-        auto it = State().served_string_modules.find(std::make_pair(session, name));
-        if (it == State().served_string_modules.end()) return std::nullopt;
+        auto it = State().served_imports.find(
+            std::make_pair(session, std::string(WithoutSlangExtension(name))));
+        if (it == State().served_imports.end()) return std::nullopt;
         return it->second;
       });
 }
@@ -611,7 +612,7 @@ void EraseEntriesKeyedBy(const void* session) {
   };
   absl::erase_if(State().session_files, keyed_by_session);
   absl::erase_if(State().string_modules, keyed_by_session);
-  absl::erase_if(State().served_string_modules, keyed_by_session);
+  absl::erase_if(State().served_imports, keyed_by_session);
   absl::erase_if(State().automatic_conformances,
                  [session](const auto& entry) { return entry.second.session == session; });
   absl::erase_if(State().served_ir,

@@ -252,6 +252,7 @@ std::string ArchiveModules::PlanOnce(size_t position, bool requested, Planning& 
       step.files.push_back(*std::move(content));
     }
     dependencies.push_back({file.getRecordedPath().cStr(), recorded});
+    step.local_dependencies.push_back({local, recorded});
   }
   // Described as recorded: its name, paths and the text slangpy generates
   // from them are the recording's, and so are the keys made from them.

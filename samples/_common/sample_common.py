@@ -83,6 +83,9 @@ def create_device(include_paths: Sequence[os.PathLike | str] = (), debug_info: b
 def print_compilation_reports() -> None:
     """One line summing Slang's compilation reports: how much codegen ran."""
     for device in _devices:
+        if not hasattr(device, "get_compilation_reports"):  # slangpy before 0.43
+            print("compilation-report: unavailable in this slangpy")
+            continue
         entries = [ep for report in device.get_compilation_reports() for ep in report["entry_point_reports"]]
         slang = sum(ep["compile_slang_time"] for ep in entries)
         downstream = sum(ep["compile_downstream_time"] for ep in entries)

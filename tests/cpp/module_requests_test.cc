@@ -4,10 +4,12 @@
 // GPU. (Wrappers whose names slangpy derived from more than their text:
 // module_serving_test.cc, ServedModulesDispatchTest.)
 
+#include <cstring>
 #include <filesystem>
 #include <string>
 #include <vector>
 
+#include "common/whole_file.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "runtime/archive_modules.h"
@@ -133,7 +135,7 @@ class CallSiteOfAModuleLoadedByPathTest : public ::testing::Test {
     sources_.Write("shaders/user.slang", kUserModule);
     sources_.Write("shaders/helper.slang", kHelperModule);
     absl::StatusOr<Compiled> compiled = RecordAndCompile(work_.path(), [&] {
-      ScopedChdir cwd(elsewhere_.path());
+      ScopedChdir cwd(WorkingDirectory());
       ComPtr<slang::IGlobalSession> live = NewHookedGlobalSession();
       return RecordSession(live.get(), {WheelSlangDirectory()}, 0, [&](slang::ISession* session) {
         return BuildCallSite(session, sources_);
@@ -151,6 +153,10 @@ class CallSiteOfAModuleLoadedByPathTest : public ::testing::Test {
     ComPtr<ISlangBlob> diagnostics;
     slang::IModule* user = session->loadModule(path.c_str(), diagnostics.WriteRef());
     if (!user) return absl::InternalError("loadModule: " + Diagnostics(diagnostics));
+    // spy.Module asks for slangpy's library by name (slangpy/core/module.py:
+    // session.load_module("slangpy"), which sgl resolves to "slangpy.slang").
+    if (!session->loadModule("slangpy.slang", diagnostics.WriteRef()))
+      return absl::InternalError("loadModule: " + Diagnostics(diagnostics));
     // slangpy's wrapper imports the module by the name Slang gave it
     // (calldata.py: import "{module.name}").
     std::string body = kWrapperBody;
@@ -158,10 +164,34 @@ class CallSiteOfAModuleLoadedByPathTest : public ::testing::Test {
     return CompileCallSite(session, path, fmt::format("call_site_{:040x}", 1), body).status();
   }
 
-  Served ServeFrom(const TempDir& root) {
-    ScopedChdir in(elsewhere_.path());
-    return ServeSession(*compiled_.archive, {WheelSlangDirectory()},
+  Served ServeFrom(const TempDir& root) { return ServeFrom(root, *compiled_.archive); }
+
+  // The app's: another directory than its modules'.
+  virtual std::filesystem::path WorkingDirectory() const { return elsewhere_.path(); }
+
+  Served ServeFrom(const TempDir& root, const Archive& archive) {
+    ScopedChdir in(WorkingDirectory());
+    return ServeSession(archive, {WheelSlangDirectory()},
                         [&](slang::ISession* session) { return BuildCallSite(session, root); });
+  }
+
+  // The archive's bytes with one byte flipped in the middle of slangpy's
+  // library's IR, which then fails its checksum.
+  std::vector<std::byte> WithSlangpysLibraryDamaged() {
+    const auto modules = compiled_.archive->index().getModules();
+    std::vector<std::byte> bytes;
+    for (unsigned i = 0; i < modules.size(); ++i) {
+      if (std::string_view(modules[i].getName().cStr()) != "slangpy") continue;
+      const absl::StatusOr<std::string> file = ReadFile((work_.path() / "kernels.sprk").string());
+      EXPECT_TRUE(file.ok()) << file.status();
+      if (!file.ok()) break;
+      bytes.resize(file->size());
+      std::memcpy(bytes.data(), file->data(), file->size());
+      const auto blob = modules[i].getBlob();
+      bytes[blob.getOffset() + blob.getSize() / 2] ^= std::byte{0xff};
+    }
+    EXPECT_FALSE(bytes.empty()) << "no module of slangpy's library in the archive";
+    return bytes;
   }
 
   TempDir work_, sources_, elsewhere_;
@@ -185,6 +215,41 @@ TEST_F(CallSiteOfAModuleLoadedByPathTest, IsServedFromItsNewPlace) {
   EXPECT_THAT(Reasons(served.misses), IsEmpty());
   EXPECT_EQ(served.served, compiled_.report.modules_archived);
   EXPECT_EQ(served.compiled, 0u);
+}
+
+// The library loads from source, and the wrapper that imports it with it: the
+// kernel's key must not change, whether the user's module, asked for by path,
+// is served as IR or not.
+TEST_F(CallSiteOfAModuleLoadedByPathTest, KeepsItsKeyWhenSlangpysLibraryLoadsFromSource) {
+  const std::vector<std::byte> bytes = WithSlangpysLibraryDamaged();
+  ASSERT_FALSE(bytes.empty());
+  absl::StatusOr<Archive> damaged = Archive::Open(bytes, "damaged.sprk");
+  ASSERT_TRUE(damaged.ok()) << damaged.status();
+  const Served served = ServeFrom(sources_, *damaged);
+  EXPECT_THAT(Reasons(served.misses), ::testing::Contains(HasSubstr("fails its checksum")));
+  ASSERT_EQ(served.kernels.size(), 1u);
+  EXPECT_EQ(served.kernels[0].program->digest, compiled_.recordings[0].program->digest);
+  EXPECT_EQ(served.kernels[0].code, compiled_.recordings[0].code);
+}
+
+// The app runs from a directory its module lies below (tests/gpu's hardening
+// app, run from the repository).
+class CallSiteOfAModuleBelowTheWorkingDirectoryTest : public CallSiteOfAModuleLoadedByPathTest {
+ protected:
+  std::filesystem::path WorkingDirectory() const override { return sources_.path(); }
+};
+
+TEST_F(CallSiteOfAModuleBelowTheWorkingDirectoryTest,
+       KeepsItsKeyWhenSlangpysLibraryLoadsFromSource) {
+  const std::vector<std::byte> bytes = WithSlangpysLibraryDamaged();
+  ASSERT_FALSE(bytes.empty());
+  absl::StatusOr<Archive> damaged = Archive::Open(bytes, "damaged.sprk");
+  ASSERT_TRUE(damaged.ok()) << damaged.status();
+  const Served served = ServeFrom(sources_, *damaged);
+  EXPECT_THAT(Reasons(served.misses), ::testing::Contains(HasSubstr("fails its checksum")));
+  ASSERT_EQ(served.kernels.size(), 1u);
+  EXPECT_EQ(served.kernels[0].program->digest, compiled_.recordings[0].program->digest);
+  EXPECT_EQ(served.kernels[0].code, compiled_.recordings[0].code);
 }
 
 // A module the recording only imported ("helper"), asked for by name first

@@ -27,6 +27,7 @@ then load without JIT. Writes e2e.json and the traces under --out.
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 import json
 import os
 import re
@@ -76,6 +77,11 @@ def app_run(app: Path, out_npz: Path, env: dict[str, str], cache: str, flags: Se
     return result
 
 
+def trace_kernels(trace: Path) -> int:
+    inspected = run([sys.executable, "-m", "spreplay", "inspect", str(trace), "--json"], {})
+    return len(json.loads(inspected.stdout)["kernels"])
+
+
 def fresh_cache() -> str:
     return tempfile.mkdtemp(prefix="cuda-cache-")
 
@@ -94,6 +100,10 @@ def relocated_slangpy(work: Path) -> dict[str, str]:
 
     target = work / "other-site"
     shutil.copytree(Path(slangpy.__file__).parent, target / "slangpy", symlinks=True)
+    # With its installer's record, as pip leaves it: spreplay reads the
+    # release from it, and refuses a slangpy that has none.
+    record = Path(str(importlib.metadata.distribution("slangpy")._path))  # type: ignore[attr-defined]
+    shutil.copytree(record, target / record.name)
     return {"PYTHONPATH": f"{target}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
 
 
@@ -137,7 +147,13 @@ def check_sample(name: str, out: Path, work: Path, moved_env: dict[str, str]) ->
     result["stale"]["outputs_identical"] = outputs_identical(work / f"{name}-stock.npz", work / f"{name}-stale.npz")
     shutil.rmtree(work / "moved")
 
-    kernels = result["served"].get("entry_points", -1)
+    # slangpy before 0.43 has no compilation reports: the trace says how many
+    # kernels there are, and the hooks' count of Slang codegen calls (strict,
+    # so any would have failed the run) stands in for the reports'.
+    reports = "entry_points" in result["served"]
+    result["compilation_reports"] = reports
+    kernels = result["served"]["entry_points"] if reports else trace_kernels(trace)
+    codegen = "compiled_entry_points" if reports else "compiled"
     verdict_extra = {}
     if name in REORDERED:
         # Modules are not strict here: the step proves the kernels' keys.
@@ -149,7 +165,7 @@ def check_sample(name: str, out: Path, work: Path, moved_env: dict[str, str]) ->
         verdict_extra = {
             "reordered_all_served": result["reordered"].get("served") == kernels
             and result["reordered"].get("compiled") == 0
-            and result["reordered"].get("compiled_entry_points") == 0,
+            and result["reordered"].get(codegen) == 0,
             "reordered_identical": result["reordered"]["outputs_identical"],
         }
     def modules_as_expected(step: str) -> bool:
@@ -161,7 +177,7 @@ def check_sample(name: str, out: Path, work: Path, moved_env: dict[str, str]) ->
         "served_modules": modules_as_expected("served"),
         "moved_modules": modules_as_expected("moved"),
         "stale_modules_missed": result["stale"].get("modules_compiled", 0) > 0,
-        "served_no_codegen": result["served"].get("compiled_entry_points") == 0,
+        "served_no_codegen": result["served"].get(codegen) == 0,
         "served_identical": result["served"]["outputs_identical"],
         "moved_all_served": result["moved"].get("served") == kernels and result["moved"].get("compiled") == 0,
         "moved_identical": result["moved"]["outputs_identical"],

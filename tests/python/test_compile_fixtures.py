@@ -129,13 +129,17 @@ def _cuobjdump() -> str:
     pytest.fail("cuobjdump is missing: run `make setup`")
 
 
-def test_recompiling_an_unchanged_trace_does_no_slang_or_ptxas_work(tmp_path: Path) -> None:
+def test_recompiling_an_unchanged_trace_does_no_slang_ptxas_or_modules_work(tmp_path: Path) -> None:
     cache = tmp_path / "cache"
     trace = str(FIXTURES / "autodiff.capnp")
     first = run_spreplay("compile", trace, "-o", str(tmp_path / "a.sprk"), "--cache", str(cache), "--arch", "90")
     second = run_spreplay("compile", trace, "-o", str(tmp_path / "b.sprk"), "--cache", str(cache), "--arch", "90")
     assert "(cached)" not in first.stderr
     assert second.stderr.count("PTX identical (cached)") == len(inspect_json(FIXTURES / "autodiff.capnp")["kernels"])
+    # Nor any modules work: every session configuration's outcome is remembered.
+    assert re.search(r"; 0 of [1-9]\d* session configuration\(s\) unchanged", first.stderr), first.stderr[-600:]
+    sessions = re.search(r"; (\d+) of (\d+) session configuration\(s\) unchanged", second.stderr)
+    assert sessions and sessions[1] == sessions[2] != "0", second.stderr[-600:]
     assert (tmp_path / "a.sprk").read_bytes() == (tmp_path / "b.sprk").read_bytes()
 
 

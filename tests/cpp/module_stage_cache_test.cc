@@ -1,0 +1,208 @@
+// The modules stage's outcome, remembered per session configuration: an
+// unchanged configuration takes it from the cache with the same archive, and
+// any change the stage would see (a file's content, where the files lie)
+// names another entry.
+
+#include "compiler/module_stage_cache.h"
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "archive/module_entry.h"
+#include "common/whole_file.h"
+#include "compiler/scratch_dir.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/cpp/record_and_compile.h"
+
+namespace spreplay {
+namespace {
+
+using ::testing::Each;
+using ::testing::StartsWith;
+
+ModuleMetadata LibraryModule() {
+  ModuleMetadata metadata;
+  metadata.key = Sha256Of("module key");
+  metadata.content_digest = Sha256Of("content");
+  metadata.session_digest = Sha256Of("session");
+  metadata.name = "slangpy";
+  metadata.requested_name = "slangpy";
+  metadata.file_path = {Digest{}, schema::PathRoot::SLANGPY, 0, "slang/slangpy.slang",
+                        "/site-packages/slangpy/slang/slangpy.slang"};
+  metadata.files.push_back({Sha256Of("file"), schema::PathRoot::SLANGPY, 0, "slang/core.slang",
+                            "/site-packages/slangpy/slang/core.slang"});
+  metadata.imports.push_back(Sha256Of("imported key"));
+  metadata.verified_by = schema::ModuleVerification::LAYOUT;
+  return metadata;
+}
+
+class ModuleStageOutcomeTest : public ::testing::Test {
+ protected:
+  ScratchDir dir_ = *ScratchDir::Create("module_stage_cache_test_");
+  CompileCache cache_{dir_.path()};
+  Digest name_ = Sha256Of("outcome");
+};
+
+TEST_F(ModuleStageOutcomeTest, RoundTripsWithEachModulesVerifiedIr) {
+  GroupOutcome outcome;
+  outcome.archived.emplace_back(LibraryModule(), "IR bytes");
+  outcome.refused.push_back({Sha256Of("session"), "user", "its kernel differs"});
+  ASSERT_TRUE(cache_.Put(VerifiedIrName(LibraryModule().key), "IR bytes").ok());
+  ASSERT_TRUE(StoreModuleStageOutcome(cache_, name_, outcome).ok());
+
+  const std::optional<GroupOutcome> loaded = LoadModuleStageOutcome(cache_, name_);
+  ASSERT_TRUE(loaded.has_value());
+  ASSERT_EQ(loaded->archived.size(), 1u);
+  const ModuleMetadata& module = loaded->archived[0].first;
+  EXPECT_EQ(loaded->archived[0].second, "IR bytes");
+  EXPECT_EQ(module.key, LibraryModule().key);
+  EXPECT_EQ(module.name, "slangpy");
+  EXPECT_EQ(module.file_path.relative_path, "slang/slangpy.slang");
+  ASSERT_EQ(module.files.size(), 1u);
+  EXPECT_EQ(module.files[0].digest, Sha256Of("file"));
+  EXPECT_EQ(module.files[0].recorded_path, "/site-packages/slangpy/slang/core.slang");
+  EXPECT_EQ(module.imports, LibraryModule().imports);
+  EXPECT_EQ(module.verified_by, schema::ModuleVerification::LAYOUT);
+  ASSERT_EQ(loaded->refused.size(), 1u);
+  EXPECT_EQ(loaded->refused[0].name, "user");
+  EXPECT_EQ(loaded->refused[0].reason, "its kernel differs");
+}
+
+TEST_F(ModuleStageOutcomeTest, AnOutcomeWhoseIrIsGoneIsAMiss) {
+  GroupOutcome outcome;
+  outcome.archived.emplace_back(LibraryModule(), "IR bytes");
+  ASSERT_TRUE(StoreModuleStageOutcome(cache_, name_, outcome).ok());
+  EXPECT_EQ(LoadModuleStageOutcome(cache_, name_), std::nullopt);
+}
+
+TEST_F(ModuleStageOutcomeTest, AForeignEntryIsAMiss) {
+  ASSERT_TRUE(cache_.Put(name_, std::string(64, '\xff')).ok());
+  EXPECT_EQ(LoadModuleStageOutcome(cache_, name_), std::nullopt);
+  ASSERT_TRUE(cache_.Put(name_, "odd size").ok());
+  EXPECT_EQ(LoadModuleStageOutcome(cache_, name_), std::nullopt);
+}
+
+// A call site of user.slang (which imports helper.slang) over slangpy's
+// library, recorded from a directory of sources, compiled with one cache.
+class ModuleStageCacheCompileTest : public ::testing::Test {
+ protected:
+  void SetUp() override { Switch(); }
+
+  static void WriteSources(const TempDir& sources, const char* helper = kHelperModule) {
+    sources.Write("user.slang", kUserModule);
+    sources.Write("helper.slang", helper);
+  }
+
+  // Records the call site from `sources` into its own trace.
+  std::string Record(const TempDir& sources) {
+    const std::string trace = (work_.path() / fmt::format("trace-{}.capnp", traces_++)).string();
+    absl::StatusOr<std::unique_ptr<TraceRecorder>> recorder =
+        TraceRecorder::Open(trace, R"({"pid": 1})");
+    EXPECT_TRUE(recorder.ok()) << recorder.status();
+    if (!recorder.ok()) return trace;
+    Switch().Use(recorder->get());
+    ComPtr<slang::IGlobalSession> live = NewHookedGlobalSession();
+    RecordCallSites(live.get(), {WheelSlangDirectory(), sources.path().string()}, {kWrapperBody});
+    Switch().Use(nullptr);
+    return trace;
+  }
+
+  struct Compiled {
+    CompileReport report;
+    std::string archive_path;
+  };
+
+  Compiled Compile(const std::string& trace_path) {
+    absl::StatusOr<Trace> trace = Trace::Read(trace_path);
+    EXPECT_TRUE(trace.ok()) << trace.status();
+    CompileOptions options;
+    options.arches = {90};
+    options.jobs = 1;
+    options.cache_directory = cache_.path().string();
+    Compiled compiled;
+    compiled.archive_path = (work_.path() / fmt::format("kernels-{}.sprk", archives_++)).string();
+    absl::StatusOr<CompileReport> report = CompileTrace(*trace, compiled.archive_path, options);
+    EXPECT_TRUE(report.ok()) << report.status();
+    if (report.ok()) compiled.report = *std::move(report);
+    EXPECT_EQ(compiled.report.failed(), 0u);
+    EXPECT_GT(compiled.report.modules_archived, 0u);
+    return compiled;
+  }
+
+  // Each archived module's name, key, and files with their recorded paths, in index order.
+  static std::vector<std::string> ModulesOf(const Compiled& compiled) {
+    absl::StatusOr<Archive> archive = Archive::Open(compiled.archive_path);
+    EXPECT_TRUE(archive.ok()) << archive.status();
+    std::vector<std::string> modules;
+    if (!archive.ok()) return modules;
+    for (const auto entry : archive->index().getModules()) {
+      const ModuleMetadata metadata = ModuleMetadataOf(entry);
+      std::string described = fmt::format("{} {} {}", metadata.name, metadata.key.ToHex(),
+                                          metadata.file_path.recorded_path);
+      for (const ArchivedModuleFile& file : metadata.files)
+        described += fmt::format(" {}={}", file.recorded_path, file.digest.ToHex());
+      modules.push_back(std::move(described));
+    }
+    return modules;
+  }
+
+  // Where the archive says the app's own files lie.
+  static std::vector<std::string> FilesOf(const Compiled& compiled) {
+    absl::StatusOr<Archive> archive = Archive::Open(compiled.archive_path);
+    std::vector<std::string> files;
+    if (!archive.ok()) return files;
+    for (const auto entry : archive->index().getModules()) {
+      for (const ArchivedModuleFile& file : ModuleMetadataOf(entry).files) {
+        const std::string name = std::filesystem::path(file.recorded_path).filename().string();
+        if (name == "user.slang" || name == "helper.slang") files.push_back(file.recorded_path);
+      }
+    }
+    return files;
+  }
+
+  TempDir work_, cache_;
+  size_t traces_ = 0, archives_ = 0;
+};
+
+TEST_F(ModuleStageCacheCompileTest, AnUnchangedTraceTakesItsModulesFromTheCache) {
+  TempDir sources;
+  WriteSources(sources);
+  const std::string trace = Record(sources);
+  const Compiled first = Compile(trace);
+  EXPECT_EQ(first.report.module_groups_cached, 0u);
+  const Compiled second = Compile(trace);
+  EXPECT_EQ(second.report.module_groups, first.report.module_groups);
+  EXPECT_EQ(second.report.module_groups_cached, second.report.module_groups);
+  EXPECT_EQ(second.report.modules_archived, first.report.modules_archived);
+  EXPECT_EQ(ModulesOf(second), ModulesOf(first));
+  // The IR too: the archives are the same bytes.
+  EXPECT_EQ(ReadFile(second.archive_path).value_or(""), ReadFile(first.archive_path).value_or("-"));
+}
+
+TEST_F(ModuleStageCacheCompileTest, TheSameSourcesElsewhereAreVerifiedWithTheirOwnPaths) {
+  TempDir here, there;
+  WriteSources(here);
+  WriteSources(there);
+  Compile(Record(here));
+  const Compiled moved = Compile(Record(there));
+  EXPECT_EQ(moved.report.module_groups_cached, 0u);
+  const std::vector<std::string> files = FilesOf(moved);
+  ASSERT_FALSE(files.empty());
+  EXPECT_THAT(files, Each(StartsWith(there.path().string())));
+}
+
+TEST_F(ModuleStageCacheCompileTest, AChangedFileIsVerifiedAgain) {
+  TempDir sources;
+  WriteSources(sources);
+  const Compiled before = Compile(Record(sources));
+  WriteSources(sources, R"(public float helper_mul(float a, float b) { return a * b + 2.0f; }
+)");
+  const Compiled after = Compile(Record(sources));
+  EXPECT_EQ(after.report.module_groups_cached, 0u);
+  EXPECT_NE(ModulesOf(after), ModulesOf(before));
+}
+
+}  // namespace
+}  // namespace spreplay
