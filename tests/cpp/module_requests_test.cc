@@ -175,6 +175,20 @@ class CallSiteOfAModuleLoadedByPathTest : public ::testing::Test {
                         [&](slang::ISession* session) { return BuildCallSite(session, root); });
   }
 
+  // Served from a copy of the archive whose slangpy library is damaged: the
+  // library loads from source, and the wrapper that imports it with it.
+  void ExpectTheKeyKeptWithSlangpysLibraryDamaged() {
+    const std::vector<std::byte> bytes = WithSlangpysLibraryDamaged();
+    ASSERT_FALSE(bytes.empty());
+    absl::StatusOr<Archive> damaged = Archive::Open(bytes, "damaged.sprk");
+    ASSERT_TRUE(damaged.ok()) << damaged.status();
+    const Served served = ServeFrom(sources_, *damaged);
+    EXPECT_THAT(Reasons(served.misses), ::testing::Contains(HasSubstr("fails its checksum")));
+    ASSERT_EQ(served.kernels.size(), 1u);
+    EXPECT_EQ(served.kernels[0].program->digest, compiled_.recordings[0].program->digest);
+    EXPECT_EQ(served.kernels[0].code, compiled_.recordings[0].code);
+  }
+
   // The archive's bytes with one byte flipped in the middle of slangpy's
   // library's IR, which then fails its checksum.
   std::vector<std::byte> WithSlangpysLibraryDamaged() {
@@ -221,15 +235,7 @@ TEST_F(CallSiteOfAModuleLoadedByPathTest, IsServedFromItsNewPlace) {
 // kernel's key must not change, whether the user's module, asked for by path,
 // is served as IR or not.
 TEST_F(CallSiteOfAModuleLoadedByPathTest, KeepsItsKeyWhenSlangpysLibraryLoadsFromSource) {
-  const std::vector<std::byte> bytes = WithSlangpysLibraryDamaged();
-  ASSERT_FALSE(bytes.empty());
-  absl::StatusOr<Archive> damaged = Archive::Open(bytes, "damaged.sprk");
-  ASSERT_TRUE(damaged.ok()) << damaged.status();
-  const Served served = ServeFrom(sources_, *damaged);
-  EXPECT_THAT(Reasons(served.misses), ::testing::Contains(HasSubstr("fails its checksum")));
-  ASSERT_EQ(served.kernels.size(), 1u);
-  EXPECT_EQ(served.kernels[0].program->digest, compiled_.recordings[0].program->digest);
-  EXPECT_EQ(served.kernels[0].code, compiled_.recordings[0].code);
+  ExpectTheKeyKeptWithSlangpysLibraryDamaged();
 }
 
 // The app runs from a directory its module lies below (tests/gpu's hardening
@@ -241,15 +247,7 @@ class CallSiteOfAModuleBelowTheWorkingDirectoryTest : public CallSiteOfAModuleLo
 
 TEST_F(CallSiteOfAModuleBelowTheWorkingDirectoryTest,
        KeepsItsKeyWhenSlangpysLibraryLoadsFromSource) {
-  const std::vector<std::byte> bytes = WithSlangpysLibraryDamaged();
-  ASSERT_FALSE(bytes.empty());
-  absl::StatusOr<Archive> damaged = Archive::Open(bytes, "damaged.sprk");
-  ASSERT_TRUE(damaged.ok()) << damaged.status();
-  const Served served = ServeFrom(sources_, *damaged);
-  EXPECT_THAT(Reasons(served.misses), ::testing::Contains(HasSubstr("fails its checksum")));
-  ASSERT_EQ(served.kernels.size(), 1u);
-  EXPECT_EQ(served.kernels[0].program->digest, compiled_.recordings[0].program->digest);
-  EXPECT_EQ(served.kernels[0].code, compiled_.recordings[0].code);
+  ExpectTheKeyKeptWithSlangpysLibraryDamaged();
 }
 
 // A module the recording only imported ("helper"), asked for by name first
