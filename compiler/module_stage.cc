@@ -448,7 +448,9 @@ ModuleStageReport ArchiveVerifiedModules(const Trace& trace,
         if (progress) progress(fmt::format("warning: {}", first.status().message()));
       }
     }
-    if (all_stored && cache.enabled()) {
+    // An outcome with a refusal is not remembered: what refused may have
+    // been this run's environment (its NVRTC, say), not the trace.
+    if (all_stored && outcomes[group].refused.empty() && cache.enabled()) {
       if (absl::Status status = StoreModuleStageOutcome(cache, names[group], outcomes[group]);
           !status.ok() && progress)
         progress(fmt::format("warning: {}", status.message()));

@@ -30,13 +30,18 @@ class TreeHasher {
   void VisitNode(const Component& node) {
     if (!visited_.insert(&node).second) return;
     hasher_.Hash(node.digest).Text(node.name).Text(node.path).Text(node.requested_name);
+    // Digests normalize a text's paths; the stage serializes the text itself.
+    if (node.source) hasher_.Hash(Sha256Of(*node.source));
     hasher_.Integer(static_cast<int64_t>(node.dependencies.size()));
     for (const SourceFile& file : node.dependencies) {
       hasher_.Text(file.path).Hash(file.content);
-      // A module loaded from a string that this one imports: its own files.
       if (trace_.FindSource(file.content)) continue;
+      // A module loaded from a string that this one imports: its own files.
+      // Neither is a file the trace lacks, which drops the program.
       if (absl::StatusOr<ComponentPtr> module = trace_.FindComponent(file.content); module.ok())
         Visit(*module);
+      else
+        hasher_.Text("missing");
     }
   }
 
@@ -73,7 +78,12 @@ Digest ModuleStageOutcomeName(const Trace& trace, const SessionGroup& group) {
       hasher.Text(std::string(module.status().message()));
   }
   hasher.Integer(static_cast<int64_t>(group.recorded.size()));
-  for (const KernelRecord* record : group.recorded) hasher.Hash(record->key).Hash(record->program);
+  // Which modules are a kernel's, by name: verified by kernels or not at all.
+  for (const KernelRecord* record : group.recorded) {
+    hasher.Hash(record->key).Hash(record->program);
+    hasher.Integer(static_cast<int64_t>(record->module_names.size()));
+    for (const std::string& name : record->module_names) hasher.Text(name);
+  }
   return hasher.Finish();
 }
 

@@ -9,7 +9,8 @@
 // of each of its programs and of each module the app asked for, with every
 // path and every file's content digest (paths go into archived metadata, and
 // content into the verdict), and the keys of the configuration's other
-// recorded kernels. A change to any of them names another entry.
+// recorded kernels. A change to any of them names another entry. Only
+// outcomes without a refused module are stored (module_stage.cc).
 
 #include <optional>
 

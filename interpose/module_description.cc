@@ -36,12 +36,12 @@ absl::StatusOr<ComponentPtr> DescribeLoadedModule(slang::IModule* module,
       if (!served) continue;
       for (const SourceFile& file : served->files) {
         // Listed already, maybe under another spelling of its path.
-        const std::string_view file_name = std::filesystem::path(file.path).filename().native();
+        const std::filesystem::path file_name = std::filesystem::path(file.path).filename();
         const bool listed = std::any_of(
             dependencies.begin(), dependencies.end(), [&](const SourceFile& dependency) {
               return dependency.path == file.path ||
                      (dependency.content == file.content &&
-                      std::filesystem::path(dependency.path).filename().native() == file_name);
+                      std::filesystem::path(dependency.path).filename() == file_name);
             });
         if (!listed) dependencies.push_back(file);
       }

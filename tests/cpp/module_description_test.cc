@@ -19,14 +19,17 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::UnorderedElementsAre;
 
+// A file name longer than a short string holds, as most are.
+constexpr const char* kHelperName = "helper_of_the_importer";
+constexpr const char* kHelperFile = "helper_of_the_importer.slang";
 constexpr const char* kImporter =
-    "import helper;\nfloat twice(float x) { return helper_mul(x, 2.0f); }\n";
+    "import helper_of_the_importer;\nfloat twice(float x) { return helper_mul(x, 2.0f); }\n";
 
 class ServedImportTest : public ::testing::Test {
  protected:
   void SetUp() override {
     Hooks();
-    sources_.Write("helper.slang", kHelperModule);
+    sources_.Write(kHelperFile, kHelperModule);
     global_ = NewHookedGlobalSession();
     SglCudaSessionDesc desc(global_.get(), {sources_.path().string()}, 0);
     ASSERT_EQ(global_->createSession(desc.desc(), session_.WriteRef()), SLANG_OK);
@@ -36,7 +39,7 @@ class ServedImportTest : public ::testing::Test {
     ASSERT_NE(module_, nullptr) << Diagnostics(diagnostics);
   }
 
-  std::string Helper() const { return (sources_.path() / "helper.slang").string(); }
+  std::string Helper() const { return (sources_.path() / kHelperFile).string(); }
 
   // Each dependency's file name, as the description lists them.
   std::vector<std::string> Describe(const ServedImportNamed& served) {
@@ -58,30 +61,30 @@ class ServedImportTest : public ::testing::Test {
 };
 
 TEST_F(ServedImportTest, AFileSlangListsIsListedOnce) {
-  ASSERT_THAT(Describe(nullptr), ElementsAre("helper.slang"));
+  ASSERT_THAT(Describe(nullptr), ElementsAre(kHelperFile));
   EXPECT_THAT(Describe([&](const std::string& name) -> std::optional<ServedImport> {
-                if (name != "helper") return std::nullopt;
+                if (name != kHelperName) return std::nullopt;
                 return ServedImport{{{Helper(), Sha256Of(Helper())}}};
               }),
-              ElementsAre("helper.slang"));
+              ElementsAre(kHelperFile));
 }
 
 TEST_F(ServedImportTest, AFileSlangListsUnderAnotherSpellingIsListedOnce) {
-  const std::string spelled = (sources_.path() / "." / "helper.slang").string();
+  const std::string spelled = (sources_.path() / "." / kHelperFile).string();
   EXPECT_THAT(Describe([&](const std::string& name) -> std::optional<ServedImport> {
-                if (name != "helper") return std::nullopt;
+                if (name != kHelperName) return std::nullopt;
                 return ServedImport{{{spelled, Sha256Of(Helper())}}};
               }),
-              ElementsAre("helper.slang"));
+              ElementsAre(kHelperFile));
 }
 
 TEST_F(ServedImportTest, AServedImportsFileSlangLeftOutIsAdded) {
   const std::string other = (sources_.path() / "util.slang").string();
   EXPECT_THAT(Describe([&](const std::string& name) -> std::optional<ServedImport> {
-                if (name != "helper") return std::nullopt;
+                if (name != kHelperName) return std::nullopt;
                 return ServedImport{{{Helper(), Sha256Of(Helper())}, {other, Sha256Of(other)}}};
               }),
-              UnorderedElementsAre("helper.slang", "util.slang"));
+              UnorderedElementsAre(kHelperFile, "util.slang"));
 }
 
 }  // namespace
