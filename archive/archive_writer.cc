@@ -218,10 +218,7 @@ absl::Status ArchiveWriter::Write(const std::string& path) const {
   position = 0;
   for (const auto& [which, reason] : unserved_modules_) {
     if (served_modules.contains(which)) continue;
-    auto out = unserved[position++];
-    out.setSessionDigest(DataOf(which.first));
-    out.setName(AsText(which.second));
-    out.setReason(AsText(reason));
+    FillUnservedModule({which.first, which.second, reason}, unserved[position++]);
   }
   // Re-laid into one segment sized to fit: readers then never follow far pointers, which in
   // Cap'n Proto 0.9 look segments up under a mutex that concurrent lookups would contend on.

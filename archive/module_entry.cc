@@ -63,4 +63,14 @@ ModuleMetadata ModuleMetadataOf(schema::ModuleEntry::Reader entry) {
   return metadata;
 }
 
+void FillUnservedModule(const UnservedModule& module, schema::UnservedModule::Builder out) {
+  out.setSessionDigest(DataOf(module.session_digest));
+  out.setName(AsText(module.name));
+  out.setReason(AsText(module.reason));
+}
+
+UnservedModule UnservedModuleOf(schema::UnservedModule::Reader entry) {
+  return {DigestOf(entry.getSessionDigest()), TextOf(entry.getName()), TextOf(entry.getReason())};
+}
+
 }  // namespace spreplay

@@ -416,7 +416,6 @@ ModuleStageReport ArchiveVerifiedModules(const Trace& trace,
     to_verify.push_back(i);
   }
   std::vector<std::unique_ptr<IrModuleBuilder>> builders(workers);
-  std::vector<uint8_t> verified(groups.size(), 0);  // not vector<bool>: written concurrently
   ParallelFor(to_verify.size(), workers, [&](size_t item, size_t worker) {
     const size_t group = to_verify[item];
     if (!builders[worker]) {
@@ -429,14 +428,13 @@ ModuleStageReport ArchiveVerifiedModules(const Trace& trace,
       builders[worker] = *std::move(builder);
     }
     outcomes[group] = ArchiveGroup(trace, *builders[worker], groups[group]);
-    verified[group] = 1;
   });
   builders.clear();
 
   report.groups = groups.size();
   for (size_t group : to_verify) {
     // Every archive of this module key holds the first IR verified under it.
-    bool all_stored = verified[group] != 0;
+    bool all_stored = true;
     for (auto& [metadata, ir] : outcomes[group].archived) {
       const Digest name = VerifiedIrName(metadata.key);
       if (std::optional<std::string> verified_before = cache.Get(name)) {
@@ -449,7 +447,8 @@ ModuleStageReport ArchiveVerifiedModules(const Trace& trace,
       }
     }
     // An outcome with a refusal is not remembered: what refused may have
-    // been this run's environment (its NVRTC, say), not the trace.
+    // been this run's environment (its NVRTC, say, or a builder that could
+    // not be made), not the trace.
     if (all_stored && outcomes[group].refused.empty() && cache.enabled()) {
       if (absl::Status status = StoreModuleStageOutcome(cache, names[group], outcomes[group]);
           !status.ok() && progress)

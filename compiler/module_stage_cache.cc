@@ -6,7 +6,6 @@
 #include "archive/module_entry.h"
 #include "capnp/message.h"
 #include "capnp/serialize.h"
-#include "common/capnp_digest.h"
 #include "interpose/key_hasher.h"
 #include "kj/array.h"
 #include "kj/exception.h"
@@ -49,9 +48,6 @@ class TreeHasher {
   KeyHasher& hasher_;
   absl::flat_hash_set<const Component*> visited_;
 };
-
-// Cap'n Proto's text setters want a NUL-terminated string; std::string provides one.
-kj::StringPtr AsText(const std::string& text) { return kj::StringPtr(text.c_str(), text.size()); }
 
 }  // namespace
 
@@ -108,12 +104,8 @@ std::optional<GroupOutcome> LoadModuleStageOutcome(const CompileCache& cache, co
       if (!ir) return std::nullopt;
       outcome.archived.emplace_back(std::move(metadata), *std::move(ir));
     }
-    for (const auto refused : stored.getRefused()) {
-      absl::StatusOr<Digest> session = DigestFromData(refused.getSessionDigest());
-      if (!session.ok()) return std::nullopt;
-      outcome.refused.push_back({*session, std::string(refused.getName().cStr()),
-                                 std::string(refused.getReason().cStr())});
-    }
+    for (const auto refused : stored.getRefused())
+      outcome.refused.push_back(UnservedModuleOf(refused));
   } catch (const kj::Exception&) {
     return std::nullopt;
   }
@@ -128,11 +120,8 @@ absl::Status StoreModuleStageOutcome(const CompileCache& cache, const Digest& na
   for (size_t i = 0; i < outcome.archived.size(); ++i)
     FillModuleEntry(outcome.archived[i].first, archived[i]);
   auto refused = stored.initRefused(static_cast<unsigned>(outcome.refused.size()));
-  for (size_t i = 0; i < outcome.refused.size(); ++i) {
-    refused[i].setSessionDigest(DataOf(outcome.refused[i].session_digest));
-    refused[i].setName(AsText(outcome.refused[i].name));
-    refused[i].setReason(AsText(outcome.refused[i].reason));
-  }
+  for (size_t i = 0; i < outcome.refused.size(); ++i)
+    FillUnservedModule(outcome.refused[i], refused[i]);
   const kj::Array<capnp::word> words = capnp::messageToFlatArray(message);
   const kj::ArrayPtr<const kj::byte> bytes = words.asBytes();
   return cache.Put(name,
