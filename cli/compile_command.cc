@@ -81,6 +81,17 @@ std::string ReportJson(const CompileReport& report) {
     json.EndObject();
   }
   json.EndArray();
+  json.Key("timeline").BeginArray();
+  for (const TimelineSpan& span : report.timeline) {
+    json.BeginObject();
+    json.Key("stage").String(span.stage);
+    json.Key("label").String(span.label);
+    json.Key("worker").Uint(span.worker);
+    json.Key("start").Double(span.start_seconds);
+    json.Key("end").Double(span.end_seconds);
+    json.EndObject();
+  }
+  json.EndArray();
   json.EndObject();
   return json.text() + "\n";
 }

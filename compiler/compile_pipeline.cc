@@ -14,6 +14,7 @@
 #include "common/seconds_since.h"
 #include "common/toolchain_name.h"
 #include "compiler/compile_cache.h"
+#include "compiler/compile_timeline.h"
 #include "compiler/fatbin_packer.h"
 #include "compiler/module_stage.h"
 #include "compiler/parallel_for.h"
@@ -359,14 +360,23 @@ absl::StatusOr<CompileReport> CompileTrace(const Trace& trace, const std::string
     job.reported = true;
     options.progress(ProgressLine(job.outcome, options.arches.size()));
   };
+  CompileTimeline timeline(start);
   // Replay: one Slang replayer per worker, created on first use, so that a
-  // rebuild whose kernels are all proven starts no Slang session.
+  // rebuild whose kernels are all proven starts no Slang session. The
+  // kernels the app took longest to compile start first, so that none of
+  // them starts last and keeps the others' workers waiting.
   const std::string build_tag = SlangBuildTag();
+  std::vector<size_t> longest_first(jobs.size());
+  for (size_t i = 0; i < jobs.size(); ++i) longest_first[i] = i;
+  std::stable_sort(longest_first.begin(), longest_first.end(), [&](size_t a, size_t b) {
+    return jobs[a].record->compile_seconds > jobs[b].record->compile_seconds;
+  });
   std::vector<std::unique_ptr<Replayer>> replayers(workers);
   ParallelFor(jobs.size(), workers, [&](size_t item, size_t worker) {
-    KernelJob& job = jobs[item];
+    KernelJob& job = jobs[longest_first[item]];
     if (job.failed()) return;
     if (NeedsReplay(cache, build_tag, job)) {
+      const CompileTimeline::Scope span(timeline, "replay", job.outcome.label, worker);
       if (!replayers[worker]) {
         absl::StatusOr<std::unique_ptr<Replayer>> replayer = Replayer::Create();
         if (replayer.ok())
@@ -380,22 +390,30 @@ absl::StatusOr<CompileReport> CompileTrace(const Trace& trace, const std::string
   });
   replayers.clear();
 
-  // SASS: every (kernel, arch) pair in parallel.
+  // SASS: every (kernel, arch) pair in parallel, the largest PTX first.
   std::vector<std::pair<size_t, uint32_t>> builds;
-  for (size_t i = 0; i < jobs.size(); ++i) {
+  for (size_t i : longest_first) {
     if (jobs[i].failed() || jobs[i].optix) continue;
     for (uint32_t arch : options.arches) builds.emplace_back(i, arch);
   }
-  ParallelFor(builds.size(), workers, [&](size_t item, size_t) {
+  std::stable_sort(builds.begin(), builds.end(), [&](const auto& a, const auto& b) {
+    return jobs[a.first].ptx.size() > jobs[b.first].ptx.size();
+  });
+  ParallelFor(builds.size(), workers, [&](size_t item, size_t worker) {
     auto [index, arch] = builds[item];
+    const CompileTimeline::Scope span(
+        timeline, "sass", fmt::format("{} sm_{}", jobs[index].outcome.label, arch), worker);
     BuildSass(**sass, cache, jobs[index], arch, mutex);
   });
 
   // Fatbins, then the archive. A kernel's line comes once the archive has
   // taken it, or as soon as it fails.
-  ParallelFor(jobs.size(), workers, [&](size_t item, size_t) {
+  ParallelFor(jobs.size(), workers, [&](size_t item, size_t worker) {
     KernelJob& job = jobs[item];
-    if (!job.failed()) PackFatbin(*packer, job);
+    if (!job.failed()) {
+      const CompileTimeline::Scope span(timeline, "pack", job.outcome.label, worker);
+      PackFatbin(*packer, job);
+    }
     if (job.failed()) report_progress(job);
   });
 
@@ -436,7 +454,7 @@ absl::StatusOr<CompileReport> CompileTrace(const Trace& trace, const std::string
       if (!job.failed()) verified.push_back(job.record);
     }
     const ModuleStageReport modules =
-        ArchiveVerifiedModules(trace, verified, workers, cache, writer, options.notice);
+        ArchiveVerifiedModules(trace, verified, workers, cache, writer, options.notice, &timeline);
     report.modules_archived = modules.archived;
     report.modules_refused = modules.refused;
     report.module_ir_bytes = modules.ir_bytes;
@@ -450,6 +468,7 @@ absl::StatusOr<CompileReport> CompileTrace(const Trace& trace, const std::string
     std::error_code ignored;
     report.archive_bytes = std::filesystem::file_size(output, ignored);
   }
+  report.timeline = timeline.Spans();
   report.wall_seconds = SecondsSince(start);
   report.cpu_seconds = ProcessCpuSeconds() - cpu_at_start;
   for (const KernelOutcome& kernel : report.kernels) {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "common/sha256.h"
+#include "compiler/compile_timeline.h"
 
 namespace spreplay {
 
@@ -52,6 +53,8 @@ struct CompileReport {
   std::string critical_path_label;
   // The app's own compile time for the same kernels, as recorded.
   double app_compile_seconds = 0;
+  // Every job of the compile: which ran when, on which worker.
+  std::vector<TimelineSpan> timeline;
 
   size_t failed() const;
 };

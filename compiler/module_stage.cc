@@ -12,6 +12,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "common/fmt_absl.h"
 #include "common/seconds_since.h"
+#include "compiler/compile_timeline.h"
 #include "compiler/module_stage_cache.h"
 #include "compiler/parallel_for.h"
 #include "compiler/ptx_comparison.h"
@@ -186,17 +187,35 @@ std::optional<std::string> DeclaresUserAttribute(const Component& module,
   return std::nullopt;
 }
 
-// `records[p]` is null for a module no kernel used (RecordedProgram);
+// One part of a group (ConsistentParts): its programs are serialized in one
+// session, then each is rebuilt over that IR on whichever worker is free.
+struct PartWork {
+  size_t group = 0;
+  std::vector<RecordedProgram> programs;
+  std::vector<const KernelRecord*> records;  // null for a module no kernel used
+  SerializedSession serialized;
+  std::vector<absl::StatusOr<std::string>> codes;
+  // What the app's compiles of its kernels took: the longest parts start first.
+  double recorded_seconds = 0;
+  std::string builder_error;  // why no Slang could be set up to serialize it, if so
+};
+
+// What the parts of one group share.
+struct GroupWork {
+  std::deque<Snapshot> snapshots;  // stable addresses for RecordedProgram
+  absl::flat_hash_set<ModuleNodeKey> kernel_modules;
+  std::vector<std::string> request_directories;
+  std::vector<size_t> parts;  // indices into the stage's parts
+};
+
 // `kernel_modules`: the modules of every recorded kernel of the group.
-PartitionOutcome ArchivePart(const Trace& trace, IrModuleBuilder& builder,
-                             const SessionGroup& group,
-                             const std::vector<RecordedProgram>& programs,
-                             const std::vector<const KernelRecord*>& records,
-                             const std::vector<std::string>& request_directories,
-                             const absl::flat_hash_set<ModuleNodeKey>& kernel_modules) {
-  const SerializedSession serialized = builder.Serialize(group.config, programs);
-  const std::vector<absl::StatusOr<std::string>> codes =
-      builder.RebuildFromIr(group.config, programs, serialized);
+PartitionOutcome DecidePart(const Trace& trace, const SessionGroup& group, const PartWork& part,
+                            const std::vector<std::string>& request_directories,
+                            const absl::flat_hash_set<ModuleNodeKey>& kernel_modules) {
+  const std::vector<RecordedProgram>& programs = part.programs;
+  const std::vector<const KernelRecord*>& records = part.records;
+  const SerializedSession& serialized = part.serialized;
+  const std::vector<absl::StatusOr<std::string>>& codes = part.codes;
 
   // A module is archived only if every kernel built with it was rebuilt
   // from IR exactly, and so were its imports.
@@ -280,8 +299,11 @@ absl::flat_hash_set<ModuleNodeKey> KernelModules(const Trace& trace, const Sessi
   return modules;
 }
 
-GroupOutcome ArchiveGroup(const Trace& trace, IrModuleBuilder& builder, const SessionGroup& group) {
-  std::deque<Snapshot> snapshots;  // stable addresses for RecordedProgram
+// The group's programs, split into parts (added to `parts`) that its
+// sessions serialize and rebuild.
+GroupWork PrepareGroup(const Trace& trace, const SessionGroup& group, size_t group_index,
+                       std::vector<PartWork>& parts) {
+  GroupWork work;
   std::vector<RecordedProgram> programs;
   std::vector<const KernelRecord*> records;
   for (const KernelRecord* record : group.kernels) {
@@ -291,24 +313,24 @@ GroupOutcome ArchiveGroup(const Trace& trace, IrModuleBuilder& builder, const Se
     if (!program.ok()) continue;
     absl::StatusOr<Snapshot> snapshot = SnapshotFor(trace, *program);
     if (!snapshot.ok()) continue;
-    snapshots.push_back(*std::move(snapshot));
+    work.snapshots.push_back(*std::move(snapshot));
     programs.push_back(
-        {*program, &snapshots.back(), record->entry_point_index, record->target_index});
+        {*program, &work.snapshots.back(), record->entry_point_index, record->target_index});
     records.push_back(record);
   }
-  const absl::flat_hash_set<ModuleNodeKey> kernel_modules = KernelModules(trace, group);
+  work.kernel_modules = KernelModules(trace, group);
   // The modules the app asked for that no recorded kernel was built with,
   // each a program of its own.
   absl::flat_hash_set<ModuleNodeKey> unused;
   for (const ModuleLoadRecord* load : group.loads) {
     absl::StatusOr<ComponentPtr> module = trace.ModuleOf(*load);
-    if (!module.ok() || kernel_modules.contains(NodeKeyOf(**module)) ||
+    if (!module.ok() || work.kernel_modules.contains(NodeKeyOf(**module)) ||
         !unused.insert(NodeKeyOf(**module)).second)
       continue;
     absl::StatusOr<Snapshot> snapshot = SnapshotFor(trace, *module);
     if (!snapshot.ok()) continue;
-    snapshots.push_back(*std::move(snapshot));
-    programs.push_back({*module, &snapshots.back(), 0, 0});
+    work.snapshots.push_back(*std::move(snapshot));
+    programs.push_back({*module, &work.snapshots.back(), 0, 0});
     records.push_back(nullptr);
   }
   // Modules asked for by absolute path outside every root of the session
@@ -322,21 +344,24 @@ GroupOutcome ArchiveGroup(const Trace& trace, IrModuleBuilder& builder, const Se
         requested_by_path.push_back(node.requested_name);
     });
   }
-  const std::vector<std::string> request_directories =
-      RequestDirectories(group.config, requested_by_path);
-  // A module that several parts use (slangpy's library, say) is archived
-  // once, and only if it passed in every part that used it.
-  std::vector<PartitionOutcome> parts;
-  for (const std::vector<size_t>& part : ConsistentParts(programs)) {
-    std::vector<RecordedProgram> part_programs;
-    std::vector<const KernelRecord*> part_records;
-    for (size_t p : part) {
-      part_programs.push_back(programs[p]);
-      part_records.push_back(records[p]);
+  work.request_directories = RequestDirectories(group.config, requested_by_path);
+  for (const std::vector<size_t>& indices : ConsistentParts(programs)) {
+    PartWork part;
+    part.group = group_index;
+    for (size_t p : indices) {
+      part.programs.push_back(programs[p]);
+      part.records.push_back(records[p]);
+      if (records[p]) part.recorded_seconds += records[p]->compile_seconds;
     }
-    parts.push_back(ArchivePart(trace, builder, group, part_programs, part_records,
-                                request_directories, kernel_modules));
+    work.parts.push_back(parts.size());
+    parts.push_back(std::move(part));
   }
+  return work;
+}
+
+// A module that several parts use (slangpy's library, say) is archived
+// once, and only if it passed in every part that used it.
+GroupOutcome CombineParts(std::vector<PartitionOutcome> parts) {
   absl::flat_hash_set<Digest> refused;
   GroupOutcome outcome;
   for (PartitionOutcome& part : parts) {
@@ -360,13 +385,119 @@ GroupOutcome ArchiveGroup(const Trace& trace, IrModuleBuilder& builder, const Se
   return outcome;
 }
 
+// A label for the timeline: the part's first kernel, or its first module.
+std::string PartLabel(const Trace& trace, const PartWork& part) {
+  const std::string first = part.records.empty() || !part.records.front()
+                                ? fmt::format("module '{}'", part.programs.front().program->name)
+                                : KernelLabel(trace, *part.records.front());
+  return fmt::format("{} program(s), the first {}", part.programs.size(), first);
+}
+
+// Verifies the modules of `groups[to_verify]`, into `outcomes`. Every
+// part's session is serialized on whichever worker is free, then every
+// program is rebuilt over its part's IR on whichever worker is free: a group
+// of many kernels (an app's one session, say) is spread over every worker
+// instead of running after the others on one. The longest work starts first.
+void VerifyGroups(const Trace& trace, const std::vector<SessionGroup>& groups,
+                  const std::vector<size_t>& to_verify, size_t workers, CompileTimeline* timeline,
+                  std::vector<GroupOutcome>& outcomes) {
+  std::vector<GroupWork> works(groups.size());
+  std::vector<PartWork> parts;
+  for (size_t group : to_verify) works[group] = PrepareGroup(trace, groups[group], group, parts);
+  std::vector<size_t> by_work(parts.size());
+  for (size_t i = 0; i < parts.size(); ++i) by_work[i] = i;
+  std::stable_sort(by_work.begin(), by_work.end(), [&](size_t a, size_t b) {
+    return parts[a].recorded_seconds > parts[b].recorded_seconds;
+  });
+
+  std::vector<std::unique_ptr<IrModuleBuilder>> builders(workers);
+  std::vector<std::string> builder_errors(workers);
+  auto builder_for = [&](size_t worker) -> IrModuleBuilder* {
+    if (!builders[worker] && builder_errors[worker].empty()) {
+      absl::StatusOr<std::unique_ptr<IrModuleBuilder>> builder = IrModuleBuilder::Create();
+      if (builder.ok())
+        builders[worker] = *std::move(builder);
+      else
+        builder_errors[worker] = std::string(builder.status().message());
+    }
+    return builders[worker].get();
+  };
+  ParallelFor(by_work.size(), workers, [&](size_t item, size_t worker) {
+    PartWork& part = parts[by_work[item]];
+    IrModuleBuilder* builder = builder_for(worker);
+    if (!builder) {
+      part.builder_error = builder_errors[worker];
+      return;
+    }
+    std::optional<CompileTimeline::Scope> span;
+    if (timeline) span.emplace(*timeline, "serialize", PartLabel(trace, part), worker);
+    part.serialized = builder->Serialize(groups[part.group].config, part.programs);
+    part.codes.resize(part.programs.size(), absl::UnknownError("not rebuilt"));
+  });
+
+  // Every program of every part, the parts' longest first, and within a
+  // part its longest kernels first; a worker keeps its session from one
+  // program of a part to the next.
+  std::vector<std::pair<size_t, size_t>> rebuilds;
+  for (size_t index : by_work) {
+    PartWork& part = parts[index];
+    if (part.codes.empty()) continue;  // no builder
+    std::vector<size_t> programs(part.programs.size());
+    for (size_t p = 0; p < programs.size(); ++p) programs[p] = p;
+    std::stable_sort(programs.begin(), programs.end(), [&](size_t a, size_t b) {
+      const double seconds_a = part.records[a] ? part.records[a]->compile_seconds : 0;
+      const double seconds_b = part.records[b] ? part.records[b]->compile_seconds : 0;
+      return seconds_a > seconds_b;
+    });
+    for (size_t p : programs) rebuilds.emplace_back(index, p);
+  }
+  std::vector<IrRebuildSession> sessions(workers);
+  ParallelFor(rebuilds.size(), workers, [&](size_t item, size_t worker) {
+    auto [index, p] = rebuilds[item];
+    PartWork& part = parts[index];
+    IrModuleBuilder* builder = builder_for(worker);
+    if (!builder) {
+      part.codes[p] = absl::InternalError(builder_errors[worker]);
+      return;
+    }
+    std::optional<CompileTimeline::Scope> span;
+    if (timeline) {
+      span.emplace(*timeline, "rebuild",
+                   part.records[p] ? KernelLabel(trace, *part.records[p])
+                                   : fmt::format("module '{}'", part.programs[p].program->name),
+                   worker);
+    }
+    part.codes[p] = builder->RebuildOneFromIr(groups[part.group].config, part.programs,
+                                              part.serialized, p, sessions[worker]);
+  });
+  sessions.clear();
+  builders.clear();
+
+  for (size_t group : to_verify) {
+    const GroupWork& work = works[group];
+    auto unbuilt = std::find_if(work.parts.begin(), work.parts.end(),
+                                [&](size_t index) { return !parts[index].builder_error.empty(); });
+    if (unbuilt != work.parts.end()) {
+      outcomes[group].refused.push_back(
+          {groups[group].content, "*", parts[*unbuilt].builder_error});
+      continue;
+    }
+    std::vector<PartitionOutcome> decided;
+    for (size_t index : work.parts)
+      decided.push_back(DecidePart(trace, groups[group], parts[index], work.request_directories,
+                                   work.kernel_modules));
+    outcomes[group] = CombineParts(std::move(decided));
+  }
+}
+
 }  // namespace
 
 ModuleStageReport ArchiveVerifiedModules(const Trace& trace,
                                          const std::vector<const KernelRecord*>& kernels,
                                          size_t workers, const CompileCache& cache,
                                          ArchiveWriter& writer,
-                                         const std::function<void(const std::string&)>& progress) {
+                                         const std::function<void(const std::string&)>& progress,
+                                         CompileTimeline* timeline) {
   const auto start = std::chrono::steady_clock::now();
   std::vector<SessionGroup> groups;
   absl::flat_hash_map<Digest, size_t> group_of;
@@ -415,21 +546,7 @@ ModuleStageReport ArchiveVerifiedModules(const Trace& trace,
     }
     to_verify.push_back(i);
   }
-  std::vector<std::unique_ptr<IrModuleBuilder>> builders(workers);
-  ParallelFor(to_verify.size(), workers, [&](size_t item, size_t worker) {
-    const size_t group = to_verify[item];
-    if (!builders[worker]) {
-      absl::StatusOr<std::unique_ptr<IrModuleBuilder>> builder = IrModuleBuilder::Create();
-      if (!builder.ok()) {
-        outcomes[group].refused.push_back(
-            {groups[group].content, "*", std::string(builder.status().message())});
-        return;
-      }
-      builders[worker] = *std::move(builder);
-    }
-    outcomes[group] = ArchiveGroup(trace, *builders[worker], groups[group]);
-  });
-  builders.clear();
+  VerifyGroups(trace, groups, to_verify, workers, timeline, outcomes);
 
   report.groups = groups.size();
   for (size_t group : to_verify) {

@@ -15,6 +15,7 @@
 
 #include "archive/archive_writer.h"
 #include "compiler/compile_cache.h"
+#include "compiler/compile_timeline.h"
 #include "recorder/trace_reader.h"
 
 namespace spreplay {
@@ -35,10 +36,12 @@ struct ModuleStageReport {
 // of slangpy's library differ from run to run), so `cache` keeps the first IR verified under each
 // module key, and later compiles archive those bytes; it also keeps each configuration's outcome
 // (compiler/module_stage_cache.h), which an unchanged configuration takes instead of verifying.
+// `timeline`, if given, gets a span for every session serialized and every program rebuilt.
 ModuleStageReport ArchiveVerifiedModules(const Trace& trace,
                                          const std::vector<const KernelRecord*>& kernels,
                                          size_t workers, const CompileCache& cache,
                                          ArchiveWriter& writer,
-                                         const std::function<void(const std::string&)>& progress);
+                                         const std::function<void(const std::string&)>& progress,
+                                         CompileTimeline* timeline = nullptr);
 
 }  // namespace spreplay

@@ -271,38 +271,38 @@ std::vector<absl::StatusOr<std::string>> IrModuleBuilder::RebuildFromIr(
     const SessionConfig& config, const std::vector<RecordedProgram>& programs,
     const SerializedSession& serialized) {
   std::vector<absl::StatusOr<std::string>> codes;
-  std::unique_ptr<ReplaySession> session;
-  absl::flat_hash_set<size_t> loaded;
-  bool spent = false;
-  for (size_t p = 0; p < programs.size(); ++p) {
-    const absl::StatusOr<std::vector<size_t>>& uses = serialized.uses[p];
-    if (!uses.ok()) {
-      codes.push_back(uses.status());
-      continue;
-    }
-    // Dynamic dispatch numbers witness tables from a counter in the session
-    // that nothing resets: such a program gets a session of its own, which
-    // no later program reuses.
-    const bool dispatches = HasTypeConformance(programs[p].program);
-    if (!session || spent || dispatches) {
-      absl::StatusOr<std::unique_ptr<ReplaySession>> fresh =
-          ReplaySession::Create(global_session_.get(), config);
-      if (!fresh.ok()) {
-        codes.push_back(fresh.status());
-        continue;
-      }
-      session = *std::move(fresh);
-      loaded.clear();
-    }
-    spent = dispatches;
-    codes.push_back(Contained("rebuilding a kernel over modules loaded from IR", [&] {
-      return RebuildOne(*session, programs[p], serialized, *uses, serialized.layouts[p],
-                        serialized.entry_point_codes[p], loaded);
-    }));
-    // Slang may have been left half way through whatever threw.
-    if (!codes.back().ok() && absl::IsInternal(codes.back().status())) session.reset();
-  }
+  IrRebuildSession reuse;
+  for (size_t p = 0; p < programs.size(); ++p)
+    codes.push_back(RebuildOneFromIr(config, programs, serialized, p, reuse));
   return codes;
+}
+
+absl::StatusOr<std::string> IrModuleBuilder::RebuildOneFromIr(
+    const SessionConfig& config, const std::vector<RecordedProgram>& programs,
+    const SerializedSession& serialized, size_t p, IrRebuildSession& reuse) {
+  const absl::StatusOr<std::vector<size_t>>& uses = serialized.uses[p];
+  if (!uses.ok()) return uses.status();
+  // Dynamic dispatch numbers witness tables from a counter in the session
+  // that nothing resets: such a program gets a session of its own, which no
+  // later program reuses.
+  const bool dispatches = HasTypeConformance(programs[p].program);
+  if (!reuse.session || reuse.of != &serialized || reuse.spent || dispatches) {
+    absl::StatusOr<std::unique_ptr<ReplaySession>> fresh =
+        ReplaySession::Create(global_session_.get(), config);
+    if (!fresh.ok()) return fresh.status();
+    reuse.session = *std::move(fresh);
+    reuse.of = &serialized;
+    reuse.loaded.clear();
+  }
+  reuse.spent = dispatches;
+  absl::StatusOr<std::string> code =
+      Contained("rebuilding a kernel over modules loaded from IR", [&] {
+        return RebuildOne(*reuse.session, programs[p], serialized, *uses, serialized.layouts[p],
+                          serialized.entry_point_codes[p], reuse.loaded);
+      });
+  // Slang may have been left half way through whatever threw.
+  if (!code.ok() && absl::IsInternal(code.status())) reuse.session.reset();
+  return code;
 }
 
 absl::StatusOr<std::string> IrModuleBuilder::RebuildOne(

@@ -17,13 +17,12 @@
 #include "interpose/component.h"
 #include "interpose/session_config.h"
 #include "replayer/com_ptr.h"
+#include "replayer/replay_session.h"
 #include "replayer/replayer.h"
 #include "replayer/snapshot.h"
 #include "slang.h"
 
 namespace spreplay {
-
-class ReplaySession;
 
 // A recorded kernel of one session configuration, or a module the app
 // loaded that no recorded kernel was built from (Kind::kModule): that one is
@@ -66,6 +65,16 @@ struct SerializedSession {
   std::vector<std::vector<std::string>> entry_point_codes;
 };
 
+// The session one thread rebuilds programs of one SerializedSession in, kept
+// from one program to the next so that their shared modules load from IR
+// once (IrModuleBuilder::RebuildOneFromIr).
+struct IrRebuildSession {
+  const SerializedSession* of = nullptr;
+  std::unique_ptr<ReplaySession> session;
+  absl::flat_hash_set<size_t> loaded;  // the modules `session` holds from IR
+  bool spent = false;                  // see HasTypeConformance
+};
+
 class IrModuleBuilder {
  public:
   static absl::StatusOr<std::unique_ptr<IrModuleBuilder>> Create(ReplayerOptions options = {});
@@ -82,6 +91,16 @@ class IrModuleBuilder {
   std::vector<absl::StatusOr<std::string>> RebuildFromIr(
       const SessionConfig& config, const std::vector<RecordedProgram>& programs,
       const SerializedSession& serialized);
+
+  // Program `p` of RebuildFromIr, in `reuse`'s session when that holds
+  // `serialized`'s modules already and may be reused. The programs of one
+  // SerializedSession may be rebuilt on several threads at once, each with
+  // a builder and an IrRebuildSession of its own: every program is proven
+  // by its own code, whichever of them a session rebuilt before it.
+  absl::StatusOr<std::string> RebuildOneFromIr(const SessionConfig& config,
+                                               const std::vector<RecordedProgram>& programs,
+                                               const SerializedSession& serialized, size_t p,
+                                               IrRebuildSession& reuse);
 
  private:
   SerializedSession SerializeUncontained(const SessionConfig& config,
