@@ -67,6 +67,7 @@ std::string ReportJson(const CompileReport& report) {
                                                                                 : "failed");
     json.Key("message").String(kernel.message);
     json.Key("replayCached").Bool(kernel.replay_cached);
+    json.Key("replayedOverIr").Bool(kernel.replayed_over_ir);
     json.Key("ptxRenamedRegisters").Uint(kernel.ptx_renamed_registers);
     json.Key("optix").Bool(kernel.optix);
     json.Key("frontEndSeconds").Double(kernel.front_end_seconds);
@@ -213,8 +214,9 @@ int RunCompile(std::span<char*> args) {
              report->app_compile_seconds);
   if (options.modules) {
     fmt::print(stderr,
-               "{}: {} module(s) as verified IR, {:.1f} MB, in {:.1f} s; {} of {} session "
-               "configuration(s) unchanged, from the cache{}\n",
+               "{}: {} module(s) as verified IR, {:.1f} MB ({:.1f} s of serializing and rebuilding "
+               "over IR, over all jobs); {} of {} session configuration(s) unchanged, from the "
+               "cache{}\n",
                output, report->modules_archived, report->module_ir_bytes / 1e6,
                report->module_seconds, report->module_groups_cached, report->module_groups,
                report->modules_refused

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <filesystem>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "absl/container/flat_hash_set.h"
@@ -161,8 +162,19 @@ bool NeedsReplay(const CompileCache& cache, const std::string& build_tag, Kernel
   return !job.outcome.replay_cached;
 }
 
-// Proves the trace rebuilds the kernel: replays it through Slang and compares
-// with the PTX the app got.
+// The kernel's replay gave the recorded program: remembered in the cache by
+// its proof.
+void RememberProof(const CompileCache& cache, const PtxComparison& comparison, KernelJob& job) {
+  job.outcome.ptx_renamed_registers = comparison.renamed_registers;
+  const std::string proven = comparison.renamed_registers == 0
+                                 ? std::string("verified")
+                                 : fmt::format("{}{}", kRenamedProof, comparison.renamed_registers);
+  if (absl::Status status = cache.Put(job.proof, proven); !status.ok())
+    fmt::print(stderr, "spreplay: warning: {}\n", status);
+}
+
+// Proves the trace rebuilds the kernel: replays it through Slang from source
+// and compares with the PTX the app got.
 void Replay(const Trace& trace, Replayer& replayer, const CompileCache& cache, KernelJob& job) {
   const KernelRecord& record = *job.record;
   if (!job.program.ok()) return job.Fail(std::string(job.program.status().message()));
@@ -178,12 +190,25 @@ void Replay(const Trace& trace, Replayer& replayer, const CompileCache& cache, K
   job.outcome.codegen_seconds = replayed->codegen_seconds;
   PtxComparison comparison = ComparePtx(WithoutNul(record.code), WithoutNul(replayed->code));
   if (!comparison.same_program()) return job.Fail(std::move(comparison.difference));
-  job.outcome.ptx_renamed_registers = comparison.renamed_registers;
-  const std::string proven = comparison.renamed_registers == 0
-                                 ? std::string("verified")
-                                 : fmt::format("{}{}", kRenamedProof, comparison.renamed_registers);
-  if (absl::Status status = cache.Put(job.proof, proven); !status.ok())
-    fmt::print(stderr, "spreplay: warning: {}\n", status);
+  RememberProof(cache, comparison, job);
+}
+
+// Whether the kernel's program, rebuilt over its session configuration's
+// modules serialized by the modules stage, gave the recorded program: the
+// same proof as a replay from source, and the kernel's only codegen. Where it
+// did not, a replay from source has the final word on the kernel (the
+// modules stage refuses the modules).
+bool ProvenOverIr(const ModuleStage& modules, const CompileCache& cache, KernelJob& job) {
+  const std::optional<RebuiltKernel> rebuilt = modules.RebuiltKernelOf(*job.record);
+  if (!rebuilt || !rebuilt->code->ok()) return false;
+  const PtxComparison comparison =
+      ComparePtx(WithoutNul(job.record->code), WithoutNul(**rebuilt->code));
+  if (!comparison.same_program()) return false;
+  job.outcome.front_end_seconds = rebuilt->serialize_seconds;
+  job.outcome.codegen_seconds = rebuilt->rebuild_seconds;
+  job.outcome.replayed_over_ir = true;
+  RememberProof(cache, comparison, job);
+  return true;
 }
 
 void BuildSass(const SassBuilder& builder, const CompileCache& cache, KernelJob& job, uint32_t arch,
@@ -361,21 +386,68 @@ absl::StatusOr<CompileReport> CompileTrace(const Trace& trace, const std::string
     options.progress(ProgressLine(job.outcome, options.arches.size()));
   };
   CompileTimeline timeline(start);
-  // Replay: one Slang replayer per worker, created on first use, so that a
-  // rebuild whose kernels are all proven starts no Slang session. The
-  // kernels the app took longest to compile start first, so that none of
-  // them starts last and keeps the others' workers waiting.
+  // The kernels the app took longest to compile start first, so that none
+  // of them starts last and keeps the other workers waiting.
   const std::string build_tag = SlangBuildTag();
   std::vector<size_t> longest_first(jobs.size());
   for (size_t i = 0; i < jobs.size(); ++i) longest_first[i] = i;
   std::stable_sort(longest_first.begin(), longest_first.end(), [&](size_t a, size_t b) {
     return jobs[a].record->compile_seconds > jobs[b].record->compile_seconds;
   });
+  std::vector<bool> needs_replay(jobs.size(), false);
+  std::vector<const KernelRecord*> candidates;
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    KernelJob& job = jobs[i];
+    if (!job.failed()) needs_replay[i] = NeedsReplay(cache, build_tag, job);
+    if (job.failed())
+      report_progress(job);
+    else
+      candidates.push_back(job.record);
+  }
+  // Each session configuration's modules are loaded from source once, and
+  // every kernel's program is rebuilt over their IR: that rebuild proves the
+  // kernel and its modules together (ModuleStage).
+  std::optional<ModuleStage> modules;
+  if (options.modules) modules.emplace(trace, candidates, cache, workers, &timeline);
+
+  // SASS is built from the recorded PTX, which needs no replay: every
+  // (kernel, arch) pair, the largest PTX first, on the workers the modules'
+  // serializations leave free.
+  std::vector<std::pair<size_t, uint32_t>> builds;
+  for (size_t i : longest_first) {
+    if (jobs[i].failed() || jobs[i].optix) continue;
+    for (uint32_t arch : options.arches) builds.emplace_back(i, arch);
+  }
+  std::stable_sort(builds.begin(), builds.end(), [&](const auto& a, const auto& b) {
+    return jobs[a.first].ptx.size() > jobs[b.first].ptx.size();
+  });
+  const size_t serializations = modules ? modules->serialize_count() : 0;
+  ParallelFor(serializations + builds.size(), workers, [&](size_t item, size_t worker) {
+    if (item < serializations) return modules->Serialize(item, worker);
+    auto [index, arch] = builds[item - serializations];
+    const CompileTimeline::Scope span(
+        timeline, "sass", fmt::format("{} sm_{}", jobs[index].outcome.label, arch), worker);
+    BuildSass(**sass, cache, jobs[index], arch, mutex);
+  });
+  if (modules) {
+    ParallelFor(modules->rebuild_count(), workers,
+                [&](size_t item, size_t worker) { modules->Rebuild(item, worker); });
+  }
+
+  // Replay from source: the kernels no rebuild over IR proved. One Slang
+  // replayer per worker, created on first use, so that a compile whose
+  // kernels are all proven starts no Slang session for them.
+  std::vector<size_t> replays;
+  for (size_t i : longest_first) {
+    KernelJob& job = jobs[i];
+    if (job.failed() || !needs_replay[i]) continue;
+    if (modules && ProvenOverIr(*modules, cache, job)) continue;
+    replays.push_back(i);
+  }
   std::vector<std::unique_ptr<Replayer>> replayers(workers);
-  ParallelFor(jobs.size(), workers, [&](size_t item, size_t worker) {
-    KernelJob& job = jobs[longest_first[item]];
-    if (job.failed()) return;
-    if (NeedsReplay(cache, build_tag, job)) {
+  ParallelFor(replays.size(), workers, [&](size_t item, size_t worker) {
+    KernelJob& job = jobs[replays[item]];
+    {
       const CompileTimeline::Scope span(timeline, "replay", job.outcome.label, worker);
       if (!replayers[worker]) {
         absl::StatusOr<std::unique_ptr<Replayer>> replayer = Replayer::Create();
@@ -389,22 +461,6 @@ absl::StatusOr<CompileReport> CompileTrace(const Trace& trace, const std::string
     if (job.failed()) report_progress(job);
   });
   replayers.clear();
-
-  // SASS: every (kernel, arch) pair in parallel, the largest PTX first.
-  std::vector<std::pair<size_t, uint32_t>> builds;
-  for (size_t i : longest_first) {
-    if (jobs[i].failed() || jobs[i].optix) continue;
-    for (uint32_t arch : options.arches) builds.emplace_back(i, arch);
-  }
-  std::stable_sort(builds.begin(), builds.end(), [&](const auto& a, const auto& b) {
-    return jobs[a.first].ptx.size() > jobs[b.first].ptx.size();
-  });
-  ParallelFor(builds.size(), workers, [&](size_t item, size_t worker) {
-    auto [index, arch] = builds[item];
-    const CompileTimeline::Scope span(
-        timeline, "sass", fmt::format("{} sm_{}", jobs[index].outcome.label, arch), worker);
-    BuildSass(**sass, cache, jobs[index], arch, mutex);
-  });
 
   // Fatbins, then the archive. A kernel's line comes once the archive has
   // taken it, or as soon as it fails.
@@ -448,20 +504,20 @@ absl::StatusOr<CompileReport> CompileTrace(const Trace& trace, const std::string
     report_progress(job);
     report.kernels.push_back(std::move(job.outcome));
   }
-  if (options.modules && writer.kernel_count() > 0) {
+  if (modules && writer.kernel_count() > 0) {
     std::vector<const KernelRecord*> verified;
     for (const KernelJob& job : jobs) {
       if (!job.failed()) verified.push_back(job.record);
     }
-    const ModuleStageReport modules =
-        ArchiveVerifiedModules(trace, verified, workers, cache, writer, options.notice, &timeline);
-    report.modules_archived = modules.archived;
-    report.modules_refused = modules.refused;
-    report.module_ir_bytes = modules.ir_bytes;
-    report.module_groups = modules.groups;
-    report.module_groups_cached = modules.cached_groups;
-    report.module_seconds = modules.seconds;
+    const ModuleStageReport stage = modules->Finish(verified, writer, options.notice);
+    report.modules_archived = stage.archived;
+    report.modules_refused = stage.refused;
+    report.module_ir_bytes = stage.ir_bytes;
+    report.module_groups = stage.groups;
+    report.module_groups_cached = stage.cached_groups;
+    report.module_seconds = stage.seconds;
   }
+  modules.reset();
   // A shard may hold no kernel: its archive is written all the same, for the merge.
   if (writer.kernel_count() > 0 || options.shard_count > 1) {
     if (absl::Status status = writer.Write(output); !status.ok()) return status;

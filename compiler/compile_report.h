@@ -18,11 +18,16 @@ struct KernelOutcome {
   Status status = Status::kFailed;
   std::string message;  // why it failed, with Slang's or ptxas' diagnostics
   bool replay_cached = false;
+  // Proven by its program rebuilt over its session configuration's module IR,
+  // rather than replayed from source.
+  bool replayed_over_ir = false;
   // The replay was the recorded program with its registers renamed
   // (ptx_comparison.h): accepted, and served from the recorded PTX.
   size_t ptx_renamed_registers = 0;
-  bool optix = false;                       // a ray-tracing program, archived as its PTX
-  double front_end_seconds = 0;             // Slang session, modules, composition, link
+  bool optix = false;  // a ray-tracing program, archived as its PTX
+  // Slang session, modules, composition, link; for a kernel replayed over
+  // IR, what serializing its configuration's modules from source took.
+  double front_end_seconds = 0;
   double codegen_seconds = 0;               // Slang codegen + NVRTC
   std::map<uint32_t, double> sass_seconds;  // per arch; 0 for a cache hit
   uint64_t ptx_bytes = 0;

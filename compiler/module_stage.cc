@@ -14,7 +14,6 @@
 #include "common/seconds_since.h"
 #include "compiler/compile_timeline.h"
 #include "compiler/module_stage_cache.h"
-#include "compiler/parallel_for.h"
 #include "compiler/ptx_comparison.h"
 #include "compiler/trace_snapshot.h"
 #include "fmt/format.h"
@@ -195,6 +194,8 @@ struct PartWork {
   std::vector<const KernelRecord*> records;  // null for a module no kernel used
   SerializedSession serialized;
   std::vector<absl::StatusOr<std::string>> codes;
+  std::vector<double> rebuild_seconds;
+  double serialize_seconds = 0;
   // What the app's compiles of its kernels took: the longest parts start first.
   double recorded_seconds = 0;
   std::string builder_error;  // why no Slang could be set up to serialize it, if so
@@ -209,9 +210,12 @@ struct GroupWork {
 };
 
 // `kernel_modules`: the modules of every recorded kernel of the group.
+// `verified`: the kernels that compiled; the part's other kernels are left
+// out, as if the app had not built them.
 PartitionOutcome DecidePart(const Trace& trace, const SessionGroup& group, const PartWork& part,
                             const std::vector<std::string>& request_directories,
-                            const absl::flat_hash_set<ModuleNodeKey>& kernel_modules) {
+                            const absl::flat_hash_set<ModuleNodeKey>& kernel_modules,
+                            const absl::flat_hash_set<const KernelRecord*>& verified) {
   const std::vector<RecordedProgram>& programs = part.programs;
   const std::vector<const KernelRecord*>& records = part.records;
   const SerializedSession& serialized = part.serialized;
@@ -236,6 +240,7 @@ PartitionOutcome DecidePart(const Trace& trace, const SessionGroup& group, const
   for (size_t i = 0; i < serialized.modules.size(); ++i)
     by_node_key.try_emplace(NodeKeyOf(*serialized.modules[i].description), i);
   for (size_t p = 0; p < programs.size(); ++p) {
+    if (records[p] && !verified.contains(records[p])) continue;
     const std::string reason = FailureOf(trace, programs[p], records[p], codes[p]);
     std::vector<size_t> modules;
     if (serialized.uses[p].ok()) {
@@ -393,26 +398,41 @@ std::string PartLabel(const Trace& trace, const PartWork& part) {
   return fmt::format("{} program(s), the first {}", part.programs.size(), first);
 }
 
-// Verifies the modules of `groups[to_verify]`, into `outcomes`. Every
-// part's session is serialized on whichever worker is free, then every
-// program is rebuilt over its part's IR on whichever worker is free: a group
-// of many kernels (an app's one session, say) is spread over every worker
-// instead of running after the others on one. The longest work starts first.
-void VerifyGroups(const Trace& trace, const std::vector<SessionGroup>& groups,
-                  const std::vector<size_t>& to_verify, size_t workers, CompileTimeline* timeline,
-                  std::vector<GroupOutcome>& outcomes) {
-  std::vector<GroupWork> works(groups.size());
-  std::vector<PartWork> parts;
-  for (size_t group : to_verify) works[group] = PrepareGroup(trace, groups[group], group, parts);
-  std::vector<size_t> by_work(parts.size());
-  for (size_t i = 0; i < parts.size(); ++i) by_work[i] = i;
-  std::stable_sort(by_work.begin(), by_work.end(), [&](size_t a, size_t b) {
-    return parts[a].recorded_seconds > parts[b].recorded_seconds;
-  });
+}  // namespace
 
-  std::vector<std::unique_ptr<IrModuleBuilder>> builders(workers);
-  std::vector<std::string> builder_errors(workers);
-  auto builder_for = [&](size_t worker) -> IrModuleBuilder* {
+// Every part's session is serialized on whichever worker is free, then every
+// program is rebuilt over its part's IR on whichever worker is free: a
+// configuration of many kernels (an app's one session, say) is spread over
+// every worker instead of running after the others on one. The longest work
+// starts first.
+struct ModuleStage::State {
+  const Trace& trace;
+  const CompileCache& cache;
+  CompileTimeline* timeline;
+  std::vector<SessionGroup> groups;
+  std::vector<Digest> names;  // of each group's outcome in the cache
+  std::vector<GroupOutcome> outcomes;
+  std::vector<size_t> to_verify;  // the groups the cache had no outcome for
+  size_t cached_groups = 0;
+  std::vector<GroupWork> works;  // per group
+  std::vector<PartWork> parts;
+  std::vector<size_t> parts_longest_first;
+  std::vector<std::pair<size_t, size_t>> rebuilds;  // (part, program)
+  absl::flat_hash_map<const KernelRecord*, std::pair<size_t, size_t>> program_of;
+  // Per worker: its Slang, made on first use, or why it could not be.
+  std::vector<std::unique_ptr<IrModuleBuilder>> builders;
+  std::vector<std::string> builder_errors;
+  std::vector<IrRebuildSession> sessions;
+
+  State(const Trace& trace, const CompileCache& cache, size_t workers, CompileTimeline* timeline)
+      : trace(trace),
+        cache(cache),
+        timeline(timeline),
+        builders(workers),
+        builder_errors(workers),
+        sessions(workers) {}
+
+  IrModuleBuilder* BuilderFor(size_t worker) {
     if (!builders[worker] && builder_errors[worker].empty()) {
       absl::StatusOr<std::unique_ptr<IrModuleBuilder>> builder = IrModuleBuilder::Create();
       if (builder.ok())
@@ -421,84 +441,15 @@ void VerifyGroups(const Trace& trace, const std::vector<SessionGroup>& groups,
         builder_errors[worker] = std::string(builder.status().message());
     }
     return builders[worker].get();
-  };
-  ParallelFor(by_work.size(), workers, [&](size_t item, size_t worker) {
-    PartWork& part = parts[by_work[item]];
-    IrModuleBuilder* builder = builder_for(worker);
-    if (!builder) {
-      part.builder_error = builder_errors[worker];
-      return;
-    }
-    std::optional<CompileTimeline::Scope> span;
-    if (timeline) span.emplace(*timeline, "serialize", PartLabel(trace, part), worker);
-    part.serialized = builder->Serialize(groups[part.group].config, part.programs);
-    part.codes.resize(part.programs.size(), absl::UnknownError("not rebuilt"));
-  });
-
-  // Every program of every part, the parts' longest first, and within a
-  // part its longest kernels first; a worker keeps its session from one
-  // program of a part to the next.
-  std::vector<std::pair<size_t, size_t>> rebuilds;
-  for (size_t index : by_work) {
-    PartWork& part = parts[index];
-    if (part.codes.empty()) continue;  // no builder
-    std::vector<size_t> programs(part.programs.size());
-    for (size_t p = 0; p < programs.size(); ++p) programs[p] = p;
-    std::stable_sort(programs.begin(), programs.end(), [&](size_t a, size_t b) {
-      const double seconds_a = part.records[a] ? part.records[a]->compile_seconds : 0;
-      const double seconds_b = part.records[b] ? part.records[b]->compile_seconds : 0;
-      return seconds_a > seconds_b;
-    });
-    for (size_t p : programs) rebuilds.emplace_back(index, p);
   }
-  std::vector<IrRebuildSession> sessions(workers);
-  ParallelFor(rebuilds.size(), workers, [&](size_t item, size_t worker) {
-    auto [index, p] = rebuilds[item];
-    PartWork& part = parts[index];
-    IrModuleBuilder* builder = builder_for(worker);
-    if (!builder) {
-      part.codes[p] = absl::InternalError(builder_errors[worker]);
-      return;
-    }
-    std::optional<CompileTimeline::Scope> span;
-    if (timeline) {
-      span.emplace(*timeline, "rebuild",
-                   part.records[p] ? KernelLabel(trace, *part.records[p])
-                                   : fmt::format("module '{}'", part.programs[p].program->name),
-                   worker);
-    }
-    part.codes[p] = builder->RebuildOneFromIr(groups[part.group].config, part.programs,
-                                              part.serialized, p, sessions[worker]);
-  });
-  sessions.clear();
-  builders.clear();
+};
 
-  for (size_t group : to_verify) {
-    const GroupWork& work = works[group];
-    auto unbuilt = std::find_if(work.parts.begin(), work.parts.end(),
-                                [&](size_t index) { return !parts[index].builder_error.empty(); });
-    if (unbuilt != work.parts.end()) {
-      outcomes[group].refused.push_back(
-          {groups[group].content, "*", parts[*unbuilt].builder_error});
-      continue;
-    }
-    std::vector<PartitionOutcome> decided;
-    for (size_t index : work.parts)
-      decided.push_back(DecidePart(trace, groups[group], parts[index], work.request_directories,
-                                   work.kernel_modules));
-    outcomes[group] = CombineParts(std::move(decided));
-  }
-}
+namespace {
 
-}  // namespace
-
-ModuleStageReport ArchiveVerifiedModules(const Trace& trace,
-                                         const std::vector<const KernelRecord*>& kernels,
-                                         size_t workers, const CompileCache& cache,
-                                         ArchiveWriter& writer,
-                                         const std::function<void(const std::string&)>& progress,
-                                         CompileTimeline* timeline) {
-  const auto start = std::chrono::steady_clock::now();
+// The trace's session configurations that `candidates` and the trace's
+// module loads name.
+std::vector<SessionGroup> GroupsOf(const Trace& trace,
+                                   const std::vector<const KernelRecord*>& candidates) {
   std::vector<SessionGroup> groups;
   absl::flat_hash_map<Digest, size_t> group_of;
   auto group_for = [&](const Digest& location, const Digest& content,
@@ -514,13 +465,13 @@ ModuleStageReport ArchiveVerifiedModules(const Trace& trace,
     }
     return &groups[it->second];
   };
-  for (const KernelRecord* record : kernels) {
+  for (const KernelRecord* record : candidates) {
     if (SessionGroup* group =
             group_for(record->session_location, record->session, record->toolchain))
       group->kernels.push_back(record);
   }
-  // Configurations that built no verified kernel are archived for the
-  // modules the app asked them for.
+  // Configurations that built no kernel compile archives are archived for
+  // the modules the app asked them for.
   for (const ModuleLoadRecord& load : trace.module_loads()) {
     if (SessionGroup* group = group_for(load.session_location, load.session, load.toolchain))
       group->loads.push_back(&load);
@@ -529,34 +480,164 @@ ModuleStageReport ArchiveVerifiedModules(const Trace& trace,
     if (auto it = group_of.find(record.session_location); it != group_of.end())
       groups[it->second].recorded.push_back(&record);
   }
+  return groups;
+}
+
+}  // namespace
+
+ModuleStage::ModuleStage(const Trace& trace, const std::vector<const KernelRecord*>& candidates,
+                         const CompileCache& cache, size_t workers, CompileTimeline* timeline)
+    : state_(std::make_unique<State>(trace, cache, std::max<size_t>(workers, 1), timeline)) {
+  State& state = *state_;
+  state.groups = GroupsOf(trace, candidates);
+  const size_t count = state.groups.size();
+  state.names.resize(count);
+  state.outcomes.resize(count);
+  state.works.resize(count);
   // A configuration whose inputs are unchanged since a compile that used this
   // cache gets that compile's outcome, and its modules' IR, from the cache.
-  std::vector<Digest> names(groups.size());
-  std::vector<GroupOutcome> outcomes(groups.size());
-  std::vector<size_t> to_verify;
-  ModuleStageReport report;
-  for (size_t i = 0; i < groups.size(); ++i) {
+  for (size_t i = 0; i < count; ++i) {
     if (cache.enabled()) {
-      names[i] = ModuleStageOutcomeName(trace, groups[i]);
-      if (std::optional<GroupOutcome> remembered = LoadModuleStageOutcome(cache, names[i])) {
-        outcomes[i] = *std::move(remembered);
-        ++report.cached_groups;
+      state.names[i] = ModuleStageOutcomeName(trace, state.groups[i]);
+      if (std::optional<GroupOutcome> remembered = LoadModuleStageOutcome(cache, state.names[i])) {
+        state.outcomes[i] = *std::move(remembered);
+        ++state.cached_groups;
         continue;
       }
     }
-    to_verify.push_back(i);
+    state.to_verify.push_back(i);
+    state.works[i] = PrepareGroup(trace, state.groups[i], i, state.parts);
   }
-  VerifyGroups(trace, groups, to_verify, workers, timeline, outcomes);
+  std::vector<PartWork>& parts = state.parts;
+  state.parts_longest_first.resize(parts.size());
+  for (size_t i = 0; i < parts.size(); ++i) state.parts_longest_first[i] = i;
+  std::stable_sort(
+      state.parts_longest_first.begin(), state.parts_longest_first.end(),
+      [&](size_t a, size_t b) { return parts[a].recorded_seconds > parts[b].recorded_seconds; });
+  // Every program of every part, the parts' longest first, and within a
+  // part its longest kernels first; a worker keeps its session from one
+  // program of a part to the next.
+  for (size_t index : state.parts_longest_first) {
+    PartWork& part = parts[index];
+    part.codes.resize(part.programs.size(), absl::UnknownError("not rebuilt over IR"));
+    part.rebuild_seconds.resize(part.programs.size(), 0);
+    std::vector<size_t> programs(part.programs.size());
+    for (size_t p = 0; p < programs.size(); ++p) programs[p] = p;
+    std::stable_sort(programs.begin(), programs.end(), [&](size_t a, size_t b) {
+      const double seconds_a = part.records[a] ? part.records[a]->compile_seconds : 0;
+      const double seconds_b = part.records[b] ? part.records[b]->compile_seconds : 0;
+      return seconds_a > seconds_b;
+    });
+    for (size_t p : programs) {
+      state.rebuilds.emplace_back(index, p);
+      if (part.records[p]) state.program_of.try_emplace(part.records[p], index, p);
+    }
+  }
+}
 
-  report.groups = groups.size();
-  for (size_t group : to_verify) {
+ModuleStage::~ModuleStage() = default;
+
+size_t ModuleStage::serialize_count() const { return state_->parts.size(); }
+
+void ModuleStage::Serialize(size_t item, size_t worker) {
+  State& state = *state_;
+  PartWork& part = state.parts[state.parts_longest_first[item]];
+  IrModuleBuilder* builder = state.BuilderFor(worker);
+  if (!builder) {
+    part.builder_error = state.builder_errors[worker];
+    return;
+  }
+  std::optional<CompileTimeline::Scope> span;
+  if (state.timeline)
+    span.emplace(*state.timeline, "serialize", PartLabel(state.trace, part), worker);
+  const auto start = std::chrono::steady_clock::now();
+  part.serialized = builder->Serialize(state.groups[part.group].config, part.programs);
+  part.serialize_seconds = SecondsSince(start);
+}
+
+size_t ModuleStage::rebuild_count() const { return state_->rebuilds.size(); }
+
+void ModuleStage::Rebuild(size_t item, size_t worker) {
+  State& state = *state_;
+  auto [index, p] = state.rebuilds[item];
+  PartWork& part = state.parts[index];
+  if (!part.builder_error.empty()) return;
+  IrModuleBuilder* builder = state.BuilderFor(worker);
+  if (!builder) {
+    part.codes[p] = absl::InternalError(state.builder_errors[worker]);
+    return;
+  }
+  std::optional<CompileTimeline::Scope> span;
+  if (state.timeline) {
+    span.emplace(*state.timeline, "rebuild",
+                 part.records[p] ? KernelLabel(state.trace, *part.records[p])
+                                 : fmt::format("module '{}'", part.programs[p].program->name),
+                 worker);
+  }
+  const auto start = std::chrono::steady_clock::now();
+  part.codes[p] = builder->RebuildOneFromIr(state.groups[part.group].config, part.programs,
+                                            part.serialized, p, state.sessions[worker]);
+  part.rebuild_seconds[p] = SecondsSince(start);
+}
+
+std::optional<RebuiltKernel> ModuleStage::RebuiltKernelOf(const KernelRecord& record) const {
+  auto it = state_->program_of.find(&record);
+  if (it == state_->program_of.end()) return std::nullopt;
+  const PartWork& part = state_->parts[it->second.first];
+  if (!part.builder_error.empty()) return std::nullopt;
+  const size_t p = it->second.second;
+  return RebuiltKernel{&part.codes[p], part.serialize_seconds, part.rebuild_seconds[p]};
+}
+
+ModuleStageReport ModuleStage::Finish(const std::vector<const KernelRecord*>& verified_kernels,
+                                      ArchiveWriter& writer,
+                                      const std::function<void(const std::string&)>& progress) {
+  State& state = *state_;
+  // Slang's sessions go first: they hold what the builders' global sessions made.
+  state.sessions.clear();
+  state.builders.clear();
+  ModuleStageReport report;
+  report.groups = state.groups.size();
+  report.cached_groups = state.cached_groups;
+  for (const PartWork& part : state.parts) {
+    report.seconds += part.serialize_seconds;
+    for (double seconds : part.rebuild_seconds) report.seconds += seconds;
+  }
+  const absl::flat_hash_set<const KernelRecord*> verified(verified_kernels.begin(),
+                                                          verified_kernels.end());
+  for (size_t group : state.to_verify) {
+    SessionGroup& session_group = state.groups[group];
+    const GroupWork& work = state.works[group];
+    auto unbuilt = std::find_if(work.parts.begin(), work.parts.end(), [&](size_t index) {
+      return !state.parts[index].builder_error.empty();
+    });
+    if (unbuilt != work.parts.end()) {
+      state.outcomes[group].refused.push_back(
+          {session_group.content, "*", state.parts[*unbuilt].builder_error});
+      continue;
+    }
+    std::vector<PartitionOutcome> decided;
+    for (size_t index : work.parts)
+      decided.push_back(DecidePart(state.trace, session_group, state.parts[index],
+                                   work.request_directories, work.kernel_modules, verified));
+    state.outcomes[group] = CombineParts(std::move(decided));
+    // Remembered under the kernels that compiled, as a compile of a trace
+    // holding only those would look it up.
+    const size_t candidates = session_group.kernels.size();
+    std::erase_if(session_group.kernels,
+                  [&](const KernelRecord* record) { return !verified.contains(record); });
+    if (session_group.kernels.size() != candidates && state.cache.enabled())
+      state.names[group] = ModuleStageOutcomeName(state.trace, session_group);
+  }
+  for (size_t group : state.to_verify) {
+    GroupOutcome& outcome = state.outcomes[group];
     // Every archive of this module key holds the first IR verified under it.
     bool all_stored = true;
-    for (auto& [metadata, ir] : outcomes[group].archived) {
+    for (auto& [metadata, ir] : outcome.archived) {
       const Digest name = VerifiedIrName(metadata.key);
-      if (std::optional<std::string> verified_before = cache.Get(name)) {
+      if (std::optional<std::string> verified_before = state.cache.Get(name)) {
         ir = *std::move(verified_before);
-      } else if (absl::StatusOr<std::string> first = cache.PutFirst(name, ir); first.ok()) {
+      } else if (absl::StatusOr<std::string> first = state.cache.PutFirst(name, ir); first.ok()) {
         ir = *std::move(first);  // another compile may have stored it meanwhile
       } else {
         all_stored = false;
@@ -566,13 +647,13 @@ ModuleStageReport ArchiveVerifiedModules(const Trace& trace,
     // An outcome with a refusal is not remembered: what refused may have
     // been this run's environment (its NVRTC, say, or a builder that could
     // not be made), not the trace.
-    if (all_stored && outcomes[group].refused.empty() && cache.enabled()) {
-      if (absl::Status status = StoreModuleStageOutcome(cache, names[group], outcomes[group]);
+    if (all_stored && outcome.refused.empty() && state.cache.enabled()) {
+      if (absl::Status status = StoreModuleStageOutcome(state.cache, state.names[group], outcome);
           !status.ok() && progress)
         progress(fmt::format("warning: {}", status.message()));
     }
   }
-  for (GroupOutcome& outcome : outcomes) {
+  for (GroupOutcome& outcome : state.outcomes) {
     for (auto& [metadata, ir] : outcome.archived) {
       report.ir_bytes += ir.size();
       ++report.archived;
@@ -585,7 +666,6 @@ ModuleStageReport ArchiveVerifiedModules(const Trace& trace,
       writer.AddUnservedModule(std::move(refused));
     }
   }
-  report.seconds = SecondsSince(start);
   return report;
 }
 

@@ -2,7 +2,8 @@
 // The modules stage of `spreplay compile`: serializes the Slang modules of
 // every recorded session configuration, proves in a fresh session that the
 // IR rebuilds every kernel that uses them with byte-identical PTX and an
-// identical layout, and archives the modules that pass. A module the app
+// identical layout, and archives the modules that pass. That rebuild is also
+// the kernel's replay (compile_pipeline.cc): each kernel is compiled once. A module the app
 // loaded but built no recorded kernel with is proven by what it is alone:
 // its layout, and its entry points' code, from IR as from source
 // (schema::ModuleVerification::LAYOUT). The runtime then loads them instead
@@ -10,9 +11,12 @@
 
 #include <cstddef>
 #include <functional>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "archive/archive_writer.h"
 #include "compiler/compile_cache.h"
 #include "compiler/compile_timeline.h"
@@ -26,22 +30,60 @@ struct ModuleStageReport {
   uint64_t ir_bytes = 0;
   size_t groups = 0;         // session configurations
   size_t cached_groups = 0;  // of them, unchanged since a compile that used the cache
-  double seconds = 0;
+  double seconds = 0;        // serializing and rebuilding, summed over the workers
 };
 
-// `kernels`: the records whose kernels compile verified; their modules are
-// the candidates, with the modules of the trace's module loads that no
-// recorded kernel was built with, in any recorded configuration. Adds each verified module to
-// `writer`, and each refused one with why. Slang's serializer is not byte-reproducible (a few bytes
-// of slangpy's library differ from run to run), so `cache` keeps the first IR verified under each
-// module key, and later compiles archive those bytes; it also keeps each configuration's outcome
-// (compiler/module_stage_cache.h), which an unchanged configuration takes instead of verifying.
-// `timeline`, if given, gets a span for every session serialized and every program rebuilt.
-ModuleStageReport ArchiveVerifiedModules(const Trace& trace,
-                                         const std::vector<const KernelRecord*>& kernels,
-                                         size_t workers, const CompileCache& cache,
-                                         ArchiveWriter& writer,
-                                         const std::function<void(const std::string&)>& progress,
-                                         CompileTimeline* timeline = nullptr);
+// What rebuilding a kernel over its configuration's IR gave: its code, which
+// proves the kernel as a replay from source would, and how long the two
+// steps it waited for took.
+struct RebuiltKernel {
+  const absl::StatusOr<std::string>* code = nullptr;
+  double serialize_seconds = 0;  // its configuration's modules, from source
+  double rebuild_seconds = 0;    // its program over their IR, and its code
+};
+
+// The modules stage in steps that a compile runs on its workers beside its
+// other work:
+//
+//   ModuleStage stage(trace, candidates, cache, workers, timeline);
+//   stage.Serialize(i, worker) for every i < serialize_count(), then
+//   stage.Rebuild(i, worker) for every i < rebuild_count(), each on any worker;
+//   stage.RebuiltKernelOf(record) for each kernel, then
+//   stage.Finish(verified, writer, progress).
+//
+// `candidates`: the kernels compile may archive; their modules are serialized
+// with those of the trace's module loads that no recorded kernel was built
+// with, in any recorded configuration. Finish archives to `writer` each module
+// that every one of `verified` (the kernels that compiled) built with it
+// rebuilt exactly over IR, and each refused one with why. Slang's serializer
+// is not byte-reproducible (a few bytes of slangpy's library differ from run
+// to run), so `cache` keeps the first IR verified under each module key, and
+// later compiles archive those bytes; it also keeps each configuration's
+// outcome (compiler/module_stage_cache.h), which an unchanged configuration
+// takes instead of being serialized and rebuilt. `timeline`, if given, gets
+// a span for every session serialized and every program rebuilt.
+class ModuleStage {
+ public:
+  ModuleStage(const Trace& trace, const std::vector<const KernelRecord*>& candidates,
+              const CompileCache& cache, size_t workers, CompileTimeline* timeline);
+  ~ModuleStage();
+  ModuleStage(const ModuleStage&) = delete;
+  ModuleStage& operator=(const ModuleStage&) = delete;
+
+  size_t serialize_count() const;
+  void Serialize(size_t item, size_t worker);
+  size_t rebuild_count() const;
+  void Rebuild(size_t item, size_t worker);
+
+  // `record`'s code rebuilt over IR, if its configuration was rebuilt.
+  std::optional<RebuiltKernel> RebuiltKernelOf(const KernelRecord& record) const;
+
+  ModuleStageReport Finish(const std::vector<const KernelRecord*>& verified, ArchiveWriter& writer,
+                           const std::function<void(const std::string&)>& progress);
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
 
 }  // namespace spreplay

@@ -1,8 +1,9 @@
 """How `spreplay compile` spreads its work over its jobs, read from the
 timeline in its JSON report, on an H200 trace whose eight kernels share one
-Slang session configuration: the kernels the app took longest to compile
-replay first, and that one configuration's modules are verified on every
-worker, with the same outcome as on one.
+Slang session configuration: the configuration's modules are loaded from
+source once, every kernel is proven by its program rebuilt over their IR
+(no kernel is replayed from source as well), those rebuilds run on every
+worker, the longest first, and none of it changes what the archive holds.
 """
 
 from __future__ import annotations
@@ -17,18 +18,20 @@ from conftest import FIXTURES, inspect_json, run_spreplay
 TRACE = FIXTURES / "elementwise.capnp"
 
 
-def compile_with(jobs: int, out: Path) -> dict:
-    archive = out / f"jobs{jobs}.sprk"
-    report = out / f"jobs{jobs}.json"
-    run_spreplay("compile", str(TRACE), "-o", str(archive), "--arch", "90", "--no-cache", "--jobs", str(jobs),
-                 "--report", str(report))
+def compile_with(out: Path, name: str, *flags: str) -> dict:
+    archive = out / f"{name}.sprk"
+    report = out / f"{name}.json"
+    run_spreplay("compile", str(TRACE), "-o", str(archive), "--arch", "90", "--no-cache", "--report", str(report),
+                 *flags)
     return {"report": json.loads(report.read_text()), "index": inspect_json(archive)}
 
 
 @pytest.fixture(scope="module")
-def compiles(tmp_path_factory: pytest.TempPathFactory) -> dict[int, dict]:
+def compiles(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict]:
     out = tmp_path_factory.mktemp("schedule")
-    return {jobs: compile_with(jobs, out) for jobs in (1, 2)}
+    return {"jobs1": compile_with(out, "jobs1", "--jobs", "1"),
+            "jobs2": compile_with(out, "jobs2", "--jobs", "2"),
+            "from-source": compile_with(out, "from-source", "--jobs", "2", "--no-modules")}
 
 
 def spans(report: dict, stage: str) -> list[dict]:
@@ -36,43 +39,55 @@ def spans(report: dict, stage: str) -> list[dict]:
 
 
 def test_the_trace_is_one_session_configuration() -> None:
-    sessions = {kernel["session"] for kernel in inspect_json(TRACE)["kernels"]}
-    assert len(sessions) == 1 and len(inspect_json(TRACE)["kernels"]) == 8
+    kernels = inspect_json(TRACE)["kernels"]
+    assert len(kernels) == 8 and len({kernel["session"] for kernel in kernels}) == 1
 
 
-def test_every_job_is_on_the_timeline(compiles: dict[int, dict]) -> None:
-    for jobs, compiled in compiles.items():
-        report = compiled["report"]
-        kernels = len(report["kernels"])
-        assert len(spans(report, "replay")) == kernels
-        assert len(spans(report, "sass")) == kernels  # one arch
-        assert len(spans(report, "rebuild")) == kernels  # no module is loaded without a kernel
-        assert len(spans(report, "serialize")) == 1
-        for span in report["timeline"]:
-            assert 0 <= span["start"] <= span["end"] <= report["wallSeconds"], span
-            assert 0 <= span["worker"] < jobs, span
+@pytest.mark.parametrize("name,jobs", [("jobs1", 1), ("jobs2", 2)])
+def test_each_kernel_is_compiled_once_over_its_modules_ir(compiles: dict[str, dict], name: str, jobs: int) -> None:
+    report = compiles[name]["report"]
+    kernels = len(report["kernels"])
+    assert all(kernel["replayedOverIr"] for kernel in report["kernels"]), report["kernels"]
+    assert len(spans(report, "serialize")) == 1
+    assert len(spans(report, "rebuild")) == kernels  # no module is loaded without a kernel
+    assert spans(report, "replay") == []
+    assert len(spans(report, "sass")) == kernels  # one arch
+    for span in report["timeline"]:
+        assert 0 <= span["start"] <= span["end"] <= report["wallSeconds"], span
+        assert 0 <= span["worker"] < jobs, span
 
 
-def test_the_longest_recorded_kernels_replay_first(compiles: dict[int, dict]) -> None:
-    report = compiles[1]["report"]
-    recorded = {k["label"]: k["recordedCompileSeconds"] for k in report["kernels"]}
-    started = [span["label"] for span in spans(report, "replay")]
-    seconds = [recorded[label] for label in started]
-    assert seconds == sorted(seconds, reverse=True), list(zip(started, seconds))
+def test_without_modules_every_kernel_is_replayed_from_source(compiles: dict[str, dict]) -> None:
+    report = compiles["from-source"]["report"]
+    assert not any(kernel["replayedOverIr"] for kernel in report["kernels"])
+    assert len(spans(report, "replay")) == len(report["kernels"])
+    assert spans(report, "rebuild") == spans(report, "serialize") == []
 
 
-def test_one_configurations_kernels_rebuild_over_ir_on_every_worker(compiles: dict[int, dict]) -> None:
-    rebuilds = spans(compiles[2]["report"], "rebuild")
-    assert {span["worker"] for span in rebuilds} == {0, 1}, rebuilds
+def test_the_longest_recorded_kernels_start_first(compiles: dict[str, dict]) -> None:
+    for name, stage in (("jobs1", "rebuild"), ("from-source", "replay")):
+        report = compiles[name]["report"]
+        recorded = {k["label"]: k["recordedCompileSeconds"] for k in report["kernels"]}
+        started = [recorded[span["label"]] for span in spans(report, stage)]
+        assert started == sorted(started, reverse=True), (name, started)
 
 
-def test_spreading_the_modules_stage_changes_no_outcome(compiles: dict[int, dict]) -> None:
-    def outcome(compiled: dict) -> tuple:
+def test_one_configurations_kernels_rebuild_on_every_worker(compiles: dict[str, dict]) -> None:
+    assert {span["worker"] for span in spans(compiles["jobs2"]["report"], "rebuild")} == {0, 1}
+
+
+def test_the_schedule_changes_nothing_archived(compiles: dict[str, dict]) -> None:
+    def modules(compiled: dict) -> list:
         index = compiled["index"]
-        return (sorted(k["key"] for k in index["kernels"]),
-                sorted((m["name"], m["key"]) for m in index["modules"]),
-                sorted(m["name"] for m in index.get("unservedModules", [])))
+        return sorted((m["name"], m["key"]) for m in index["modules"]) + sorted(
+            m["name"] for m in index["unservedModules"])
 
-    one, two = outcome(compiles[1]), outcome(compiles[2])
-    assert one == two
-    assert one[1], "no module was archived"
+    assert modules(compiles["jobs1"]) == modules(compiles["jobs2"])
+    assert modules(compiles["jobs1"]), "no module was archived"
+    # Kernels: the same entries, blobs included, whether proven over IR on one
+    # worker or two, or replayed from source.
+    def kernels(compiled: dict) -> list:
+        return sorted(compiled["index"]["kernels"], key=lambda kernel: kernel["key"])
+
+    assert kernels(compiles["jobs1"]) == kernels(compiles["jobs2"]) == kernels(compiles["from-source"])
+    assert len(kernels(compiles["jobs1"])) == 8
