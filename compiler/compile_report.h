@@ -34,8 +34,9 @@ struct KernelOutcome {
   uint64_t fatbin_bytes = 0;
   double recorded_compile_seconds = 0;  // what getEntryPointCode took in the app
 
-  // Replay, then its slowest SASS: the longest this kernel keeps a compile
-  // waiting, however many jobs it has.
+  // Its replay (front end, then codegen), or its slowest SASS, which is
+  // built from the recorded PTX at the same time: the longest this kernel
+  // keeps a compile waiting, however many jobs it has.
   double critical_seconds() const;
 };
 
