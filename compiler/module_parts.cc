@@ -1,0 +1,357 @@
+#include "compiler/module_parts.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <optional>
+#include <type_traits>
+
+#include "absl/container/flat_hash_map.h"
+#include "common/fmt_absl.h"
+#include "compiler/ptx_comparison.h"
+#include "compiler/trace_snapshot.h"
+#include "fmt/format.h"
+#include "interpose/key_hasher.h"
+#include "interpose/module_keys.h"
+#include "interpose/path_roots.h"
+
+namespace spreplay {
+namespace {
+
+schema::PathRoot SchemaRoot(PathRoot root) {
+  switch (root) {
+    case PathRoot::kAbsolute:
+      return schema::PathRoot::ABSOLUTE;
+    case PathRoot::kSlangpy:
+      return schema::PathRoot::SLANGPY;
+    case PathRoot::kSearchPath:
+      return schema::PathRoot::SEARCH_PATH;
+    case PathRoot::kWorkingDirectory:
+      return schema::PathRoot::WORKING_DIRECTORY;
+    case PathRoot::kRequestDirectory:
+      return schema::PathRoot::REQUEST_DIRECTORY;
+  }
+  return schema::PathRoot::ABSOLUTE;
+}
+
+ArchivedModuleFile Rooted(const SessionConfig& config, const std::string& path,
+                          const Digest& digest,
+                          const std::vector<std::string>& request_directories) {
+  const RootedPath rooted = RootPath(config, path, request_directories);
+  return {digest, SchemaRoot(rooted.root), rooted.index, rooted.relative, path};
+}
+
+ModuleMetadata MetadataOf(const SessionGroup& group, const SerializedSession& serialized,
+                          size_t index, const std::vector<std::string>& request_directories,
+                          schema::ModuleVerification verified_by) {
+  const Component& module = *serialized.modules[index].description;
+  ModuleMetadata metadata;
+  metadata.verified_by = verified_by;
+  metadata.key = IrModuleKey(group.toolchain, group.content, module);
+  metadata.content_digest = module.digest;
+  metadata.session_digest = group.content;
+  metadata.name = module.name;
+  metadata.requested_name = module.requested_name;
+  if (module.source) {
+    metadata.path = module.path;
+    metadata.source_lookup =
+        SourceModuleLookup(group.toolchain, group.content, module.name,
+                           IsPseudoPath(module.path) ? "" : module.path, *module.source);
+  } else {
+    metadata.file_path = Rooted(group.config, module.path, Digest{}, request_directories);
+    if (module.requested_name.starts_with('/'))
+      metadata.requested_file =
+          Rooted(group.config, module.requested_name, Digest{}, request_directories);
+  }
+  for (const SourceFile& file : module.dependencies)
+    metadata.files.push_back(Rooted(group.config, file.path, file.content, request_directories));
+  for (size_t imported : serialized.modules[index].imports)
+    metadata.imports.push_back(
+        IrModuleKey(group.toolchain, group.content, *serialized.modules[imported].description));
+  return metadata;
+}
+
+// What a part's session must hold for a program: the bytes of each file, and
+// the text of each module loaded from a string, by its name. Slang keeps one
+// module per name in a session and hands it out again for a load of the same
+// name with another text.
+struct SessionContents {
+  absl::flat_hash_map<std::string, const std::string*> files;
+  absl::flat_hash_map<std::string, Digest> string_modules;
+};
+
+SessionContents ContentsOf(const RecordedProgram& program) {
+  SessionContents contents;
+  for (const auto& [path, bytes] : program.snapshot->files)
+    contents.files.emplace(path, bytes.get());
+  ForEachDistinctNode(program.program, [&](const Component& node) {
+    if (node.kind == Component::Kind::kModule && node.source)
+      contents.string_modules.emplace(node.name, node.digest);
+  });
+  for (const ComponentPtr& module : program.snapshot->string_modules)
+    contents.string_modules.emplace(module->name, module->digest);
+  return contents;
+}
+
+template <typename Map>
+bool Agree(const Map& program, const Map& part) {
+  return std::all_of(program.begin(), program.end(), [&](const auto& entry) {
+    auto it = part.find(entry.first);
+    if (it == part.end()) return true;
+    if constexpr (std::is_pointer_v<typename Map::mapped_type>)
+      return *it->second == *entry.second;
+    else
+      return it->second == entry.second;
+  });
+}
+
+// The programs' indices, split so that each part's programs agree on every
+// file and every string module's text. A hot reload records one path with
+// two contents in one session configuration, and processes of one app may
+// each load another text under one module name (sgl numbers the modules
+// `load_program` makes of `additional_source` per process); a Slang session
+// holds one of each, so each version's programs are serialized and verified
+// in a session of their own.
+std::vector<std::vector<size_t>> ConsistentParts(const std::vector<RecordedProgram>& programs) {
+  std::vector<std::vector<size_t>> parts;
+  std::vector<SessionContents> contents_of_part;
+  for (size_t p = 0; p < programs.size(); ++p) {
+    const SessionContents contents = ContentsOf(programs[p]);
+    size_t part = 0;
+    while (part < parts.size() &&
+           !(Agree(contents.files, contents_of_part[part].files) &&
+             Agree(contents.string_modules, contents_of_part[part].string_modules)))
+      ++part;
+    if (part == parts.size()) {
+      parts.emplace_back();
+      contents_of_part.emplace_back();
+    }
+    parts[part].push_back(p);
+    contents_of_part[part].files.insert(contents.files.begin(), contents.files.end());
+    contents_of_part[part].string_modules.insert(contents.string_modules.begin(),
+                                                 contents.string_modules.end());
+  }
+  return parts;
+}
+
+// Why `program` does not stand for its modules, or "". `record`: its
+// kernel, or null for a module no kernel used.
+std::string FailureOf(const Trace& trace, const RecordedProgram& program,
+                      const KernelRecord* record, const absl::StatusOr<std::string>& code) {
+  std::string failure;
+  if (!code.ok()) {
+    failure = std::string(code.status().message());
+  } else if (record) {
+    failure = DescribePtxDifference(record->code, *code);
+  }
+  if (failure.empty()) return "";
+  std::string first_line = failure.substr(0, failure.find('\n'));
+  if (first_line.ends_with(':')) first_line.pop_back();
+  const std::string label =
+      record ? KernelLabel(trace, *record) : fmt::format("module '{}'", program.program->name);
+  return fmt::format("{} rebuilt over IR: {}", label, first_line);
+}
+
+// The file (or "its text", for a module from a string) of `module` that
+// declares a user attribute, if one does. slangpy's test_reflection.py
+// crashes, in Slang, reading such an attribute's arguments on a module loaded
+// from IR; neither layouts nor code show it, so no such module is archived.
+std::optional<std::string> DeclaresUserAttribute(const Component& module,
+                                                 const std::vector<RecordedProgram>& programs) {
+  constexpr std::string_view kDeclaration = "__AttributeUsage";
+  if (module.source && module.source->find(kDeclaration) != std::string::npos) return "its text";
+  for (const SourceFile& file : module.dependencies) {
+    for (const RecordedProgram& program : programs) {
+      auto it = program.snapshot->files.find(file.path);
+      if (it == program.snapshot->files.end()) continue;
+      if (it->second->find(kDeclaration) != std::string::npos)
+        return std::filesystem::path(file.path).filename().string();
+      break;
+    }
+  }
+  return std::nullopt;
+}
+
+// The modules of every recorded kernel of `group`'s configuration.
+absl::flat_hash_set<ModuleNodeKey> KernelModules(const Trace& trace, const SessionGroup& group) {
+  absl::flat_hash_set<ModuleNodeKey> modules;
+  for (const KernelRecord* record : group.recorded) {
+    absl::StatusOr<ComponentPtr> program = trace.ProgramOf(*record);
+    if (!program.ok()) continue;
+    ForEachDistinctNode(*program, [&](const Component& node) {
+      if (node.kind == Component::Kind::kModule) modules.insert(NodeKeyOf(node));
+    });
+  }
+  return modules;
+}
+
+}  // namespace
+
+PartitionOutcome DecidePart(const Trace& trace, const SessionGroup& group, const PartWork& part,
+                            const std::vector<std::string>& request_directories,
+                            const absl::flat_hash_set<ModuleNodeKey>& kernel_modules,
+                            const absl::flat_hash_set<const KernelRecord*>& verified) {
+  const std::vector<RecordedProgram>& programs = part.programs;
+  const std::vector<const KernelRecord*>& records = part.records;
+  const SerializedSession& serialized = part.serialized;
+  const std::vector<absl::StatusOr<std::string>>& codes = part.codes;
+
+  // A module is archived only if every kernel built with it was rebuilt
+  // from IR exactly, and so were its imports.
+  absl::flat_hash_map<size_t, std::string> refusals;
+  for (size_t i = 0; i < serialized.modules.size(); ++i) {
+    if (!serialized.modules[i].source_only.empty())
+      refusals.try_emplace(i, serialized.modules[i].source_only);
+    if (std::optional<std::string> declaring =
+            DeclaresUserAttribute(*serialized.modules[i].description, programs))
+      refusals.try_emplace(
+          i, fmt::format("{} declares a user attribute ([__AttributeUsage]), whose arguments "
+                         "Slang's reflection of a module loaded from IR can crash on",
+                         *declaring));
+  }
+  absl::flat_hash_set<size_t> used;
+  absl::flat_hash_set<size_t> used_by_kernels;
+  absl::flat_hash_map<ModuleNodeKey, size_t> by_node_key;
+  for (size_t i = 0; i < serialized.modules.size(); ++i)
+    by_node_key.try_emplace(NodeKeyOf(*serialized.modules[i].description), i);
+  for (size_t p = 0; p < programs.size(); ++p) {
+    if (records[p] && !verified.contains(records[p])) continue;
+    const std::string reason = FailureOf(trace, programs[p], records[p], codes[p]);
+    std::vector<size_t> modules;
+    if (serialized.uses[p].ok()) {
+      modules = *serialized.uses[p];
+    } else {
+      ForEachDistinctNode(programs[p].program, [&](const Component& node) {
+        if (auto it = by_node_key.find(NodeKeyOf(node));
+            node.kind == Component::Kind::kModule && it != by_node_key.end())
+          modules.push_back(it->second);
+      });
+    }
+    for (size_t module : modules) {
+      // A module's layout says nothing for the kernels built with it.
+      if (!records[p] &&
+          kernel_modules.contains(NodeKeyOf(*serialized.modules[module].description)))
+        continue;
+      used.insert(module);
+      if (records[p]) used_by_kernels.insert(module);
+      if (!reason.empty()) refusals.try_emplace(module, reason);
+    }
+  }
+  PartitionOutcome outcome;
+  std::vector<bool> archived(serialized.modules.size(), false);
+  for (size_t i = 0; i < serialized.modules.size(); ++i) {
+    if (!used.contains(i)) continue;
+    const SerializedModule& module = serialized.modules[i];
+    auto refusal = refusals.find(i);
+    for (size_t imported : module.imports) {
+      if (refusal == refusals.end() && !archived[imported]) {
+        refusal = refusals
+                      .try_emplace(i, fmt::format("it imports '{}', which is not archived",
+                                                  serialized.modules[imported].description->name))
+                      .first;
+      }
+    }
+    const Digest key = IrModuleKey(group.toolchain, group.content, *module.description);
+    if (refusal != refusals.end()) {
+      outcome.refused.push_back({key, {group.content, module.description->name, refusal->second}});
+      continue;
+    }
+    archived[i] = true;
+    outcome.archived.emplace_back(
+        MetadataOf(group, serialized, i, request_directories,
+                   used_by_kernels.contains(i) ? schema::ModuleVerification::KERNELS
+                                               : schema::ModuleVerification::LAYOUT),
+        module.ir);
+  }
+  return outcome;
+}
+
+GroupWork PrepareGroup(const Trace& trace, const SessionGroup& group, size_t group_index,
+                       std::vector<PartWork>& parts) {
+  GroupWork work;
+  std::vector<RecordedProgram> programs;
+  std::vector<const KernelRecord*> records;
+  for (const KernelRecord* record : group.kernels) {
+    // Under the names the app gave its modules: wrappers that differ in
+    // their derived names alone are archived, and verified, one by one.
+    absl::StatusOr<ComponentPtr> program = trace.ProgramOf(*record);
+    if (!program.ok()) continue;
+    absl::StatusOr<Snapshot> snapshot = SnapshotFor(trace, *program);
+    if (!snapshot.ok()) continue;
+    work.snapshots.push_back(*std::move(snapshot));
+    programs.push_back(
+        {*program, &work.snapshots.back(), record->entry_point_index, record->target_index});
+    records.push_back(record);
+  }
+  work.kernel_modules = KernelModules(trace, group);
+  // The modules the app asked for that no recorded kernel was built with,
+  // each a program of its own.
+  absl::flat_hash_set<ModuleNodeKey> unused;
+  for (const ModuleLoadRecord* load : group.loads) {
+    absl::StatusOr<ComponentPtr> module = trace.ModuleOf(*load);
+    if (!module.ok() || work.kernel_modules.contains(NodeKeyOf(**module)) ||
+        !unused.insert(NodeKeyOf(**module)).second)
+      continue;
+    absl::StatusOr<Snapshot> snapshot = SnapshotFor(trace, *module);
+    if (!snapshot.ok()) continue;
+    work.snapshots.push_back(*std::move(snapshot));
+    programs.push_back({*module, &work.snapshots.back(), 0, 0});
+    records.push_back(nullptr);
+  }
+  // Modules asked for by absolute path outside every root of the session
+  // (sgl's load_program(path)): their files are rooted at the request's
+  // directory, which a request from a moved app names anew.
+  std::vector<std::string> requested_by_path;
+  for (const RecordedProgram& program : programs) {
+    ForEachDistinctNode(program.program, [&](const Component& node) {
+      if (node.kind == Component::Kind::kModule && !node.source &&
+          node.requested_name.starts_with('/'))
+        requested_by_path.push_back(node.requested_name);
+    });
+  }
+  work.request_directories = RequestDirectories(group.config, requested_by_path);
+  for (const std::vector<size_t>& indices : ConsistentParts(programs)) {
+    PartWork part;
+    part.group = group_index;
+    for (size_t p : indices) {
+      part.programs.push_back(programs[p]);
+      part.records.push_back(records[p]);
+      if (records[p]) part.recorded_seconds += records[p]->compile_seconds;
+    }
+    work.parts.push_back(parts.size());
+    parts.push_back(std::move(part));
+  }
+  return work;
+}
+
+GroupOutcome CombineParts(std::vector<PartitionOutcome> parts) {
+  absl::flat_hash_set<Digest> refused;
+  GroupOutcome outcome;
+  for (PartitionOutcome& part : parts) {
+    for (auto& [key, module] : part.refused) {
+      if (refused.insert(key).second) outcome.refused.push_back(std::move(module));
+    }
+  }
+  // Verified by kernels in any part, it is archived as such.
+  absl::flat_hash_map<Digest, size_t> archived;
+  for (PartitionOutcome& part : parts) {
+    for (auto& entry : part.archived) {
+      if (refused.contains(entry.first.key)) continue;
+      auto [it, inserted] = archived.try_emplace(entry.first.key, outcome.archived.size());
+      if (inserted) {
+        outcome.archived.push_back(std::move(entry));
+      } else if (entry.first.verified_by == schema::ModuleVerification::KERNELS) {
+        outcome.archived[it->second].first.verified_by = schema::ModuleVerification::KERNELS;
+      }
+    }
+  }
+  return outcome;
+}
+
+std::string PartLabel(const Trace& trace, const PartWork& part) {
+  const std::string first = part.records.empty() || !part.records.front()
+                                ? fmt::format("module '{}'", part.programs.front().program->name)
+                                : KernelLabel(trace, *part.records.front());
+  return fmt::format("{} program(s), the first {}", part.programs.size(), first);
+}
+
+}  // namespace spreplay

@@ -1,0 +1,75 @@
+#pragma once
+// The work of the modules stage for one recorded session configuration: its
+// programs (the kernels compile may archive, and the modules the app asked
+// for that no kernel was built with), split into parts whose files and
+// string modules agree, each serialized in one session and rebuilt program
+// by program over that IR; then what each part's rebuilds say of each of its
+// modules, and the configuration's verdict from all its parts.
+
+#include <cstddef>
+#include <deque>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/statusor.h"
+#include "archive/archive_writer.h"
+#include "compiler/session_group.h"
+#include "recorder/trace_reader.h"
+#include "replayer/ir_modules.h"
+
+namespace spreplay {
+
+// What one set of a group's programs, verified together, says of each module
+// they use, by module key.
+struct PartitionOutcome {
+  std::vector<std::pair<ModuleMetadata, std::string>> archived;
+  std::vector<std::pair<Digest, UnservedModule>> refused;
+};
+
+// One part of a group (ConsistentParts): its programs are serialized in one
+// session, then each is rebuilt over that IR on whichever worker is free.
+struct PartWork {
+  size_t group = 0;
+  std::vector<RecordedProgram> programs;
+  std::vector<const KernelRecord*> records;  // null for a module no kernel used
+  SerializedSession serialized;
+  std::vector<absl::StatusOr<std::string>> codes;
+  std::vector<double> rebuild_seconds;
+  double serialize_seconds = 0;
+  // What the app's compiles of its kernels took: the longest parts start first.
+  double recorded_seconds = 0;
+  std::string builder_error;  // why no Slang could be set up to serialize it, if so
+};
+
+// What the parts of one group share.
+struct GroupWork {
+  std::deque<Snapshot> snapshots;  // stable addresses for RecordedProgram
+  absl::flat_hash_set<ModuleNodeKey> kernel_modules;
+  std::vector<std::string> request_directories;
+  std::vector<size_t> parts;  // indices into the stage's parts
+};
+
+// The group's programs, split into parts (added to `parts`) that its
+// sessions serialize and rebuild.
+GroupWork PrepareGroup(const Trace& trace, const SessionGroup& group, size_t group_index,
+                       std::vector<PartWork>& parts);
+
+// What `part`'s rebuilds over IR say of each module its programs use.
+// `kernel_modules`: the modules of every recorded kernel of the group.
+// `verified`: the kernels that compiled; the part's other kernels are left
+// out, as if the app had not built them.
+PartitionOutcome DecidePart(const Trace& trace, const SessionGroup& group, const PartWork& part,
+                            const std::vector<std::string>& request_directories,
+                            const absl::flat_hash_set<ModuleNodeKey>& kernel_modules,
+                            const absl::flat_hash_set<const KernelRecord*>& verified);
+
+// A module that several parts use (slangpy's library, say) is archived
+// once, and only if it passed in every part that used it.
+GroupOutcome CombineParts(std::vector<PartitionOutcome> parts);
+
+// A label for the timeline: the part's first kernel, or its first module.
+std::string PartLabel(const Trace& trace, const PartWork& part);
+
+}  // namespace spreplay
