@@ -30,8 +30,7 @@ struct ModuleStage::State {
   std::vector<Digest> names;  // of each group's outcome in the cache
   std::vector<GroupOutcome> outcomes;
   std::vector<size_t> to_verify;  // the groups the cache had no outcome for
-  size_t cached_groups = 0;
-  std::vector<GroupWork> works;  // per group
+  std::vector<GroupWork> works;   // per group
   std::vector<PartWork> parts;
   std::vector<size_t> parts_longest_first;
   std::vector<std::pair<size_t, size_t>> rebuilds;  // (part, program)
@@ -118,7 +117,6 @@ ModuleStage::ModuleStage(const Trace& trace, const std::vector<const KernelRecor
       state.names[i] = ModuleStageOutcomeName(trace, state.groups[i]);
       if (std::optional<GroupOutcome> remembered = LoadModuleStageOutcome(cache, state.names[i])) {
         state.outcomes[i] = *std::move(remembered);
-        ++state.cached_groups;
         continue;
       }
     }
@@ -215,7 +213,7 @@ ModuleStageReport ModuleStage::Finish(const std::vector<const KernelRecord*>& ve
   state.builders.clear();
   ModuleStageReport report;
   report.groups = state.groups.size();
-  report.cached_groups = state.cached_groups;
+  report.cached_groups = state.groups.size() - state.to_verify.size();
   for (const PartWork& part : state.parts) {
     report.seconds += part.serialize_seconds;
     for (double seconds : part.rebuild_seconds) report.seconds += seconds;
