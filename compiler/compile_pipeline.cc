@@ -14,11 +14,13 @@
 #include "common/fmt_absl.h"
 #include "common/seconds_since.h"
 #include "common/toolchain_name.h"
+#include "compiler/code_from_child.h"
 #include "compiler/compile_cache.h"
 #include "compiler/compile_timeline.h"
 #include "compiler/fatbin_packer.h"
 #include "compiler/module_stage.h"
 #include "compiler/parallel_for.h"
+#include "compiler/parallel_for_in_children.h"
 #include "compiler/ptx_comparison.h"
 #include "compiler/sass_builder.h"
 #include "compiler/trace_snapshot.h"
@@ -175,20 +177,43 @@ void RememberProof(const CompileCache& cache, const PtxComparison& comparison, K
 
 // Proves the trace rebuilds the kernel: replays it through Slang from source
 // and compares with the PTX the app got.
-void Replay(const Trace& trace, Replayer& replayer, const CompileCache& cache, KernelJob& job) {
+// The child's half of a replay from source (ParallelForInChildren): the
+// kernel's code, or why there is none, with its front end's and its
+// codegen's seconds. A worker's child makes its Slang replayer on its first
+// kernel and keeps it.
+std::string ReplayInChild(const Trace& trace, std::unique_ptr<Replayer>& replayer,
+                          const KernelJob& job) {
   const KernelRecord& record = *job.record;
-  if (!job.program.ok()) return job.Fail(std::string(job.program.status().message()));
+  if (!job.program.ok()) return EncodeCodeFromChild(job.program.status(), {});
   absl::StatusOr<SessionConfig> session = trace.FindSession(record.session_location);
-  if (!session.ok()) return job.Fail(std::string(session.status().message()));
+  if (!session.ok()) return EncodeCodeFromChild(session.status(), {});
   absl::StatusOr<Snapshot> snapshot = SnapshotFor(trace, *job.program);
-  if (!snapshot.ok()) return job.Fail(std::string(snapshot.status().message()));
-  absl::StatusOr<ReplayedKernel> replayed = replayer.Replay(
+  if (!snapshot.ok()) return EncodeCodeFromChild(snapshot.status(), {});
+  if (!replayer) {
+    absl::StatusOr<std::unique_ptr<Replayer>> created = Replayer::Create();
+    if (!created.ok()) return EncodeCodeFromChild(created.status(), {});
+    replayer = *std::move(created);
+  }
+  absl::StatusOr<ReplayedKernel> replayed = replayer->Replay(
       *session, *job.program, record.entry_point_index, record.target_index, *snapshot);
-  if (!replayed.ok())
-    return job.Fail(fmt::format("Slang could not rebuild it: {}", replayed.status()));
-  job.outcome.front_end_seconds = replayed->front_end_seconds;
-  job.outcome.codegen_seconds = replayed->codegen_seconds;
-  PtxComparison comparison = ComparePtx(WithoutNul(record.code), WithoutNul(replayed->code));
+  if (!replayed.ok()) {
+    return EncodeCodeFromChild(
+        absl::Status(replayed.status().code(),
+                     fmt::format("Slang could not rebuild it: {}", replayed.status())),
+        {});
+  }
+  return EncodeCodeFromChild(replayed->code,
+                             {replayed->front_end_seconds, replayed->codegen_seconds});
+}
+
+// The parent's half: the replayed code against the recorded.
+void TakeReplay(const CompileCache& cache, CodeFromChild replayed, KernelJob& job) {
+  if (!replayed.code.ok()) return job.Fail(std::string(replayed.code.status().message()));
+  if (replayed.seconds.size() == 2) {
+    job.outcome.front_end_seconds = replayed.seconds[0];
+    job.outcome.codegen_seconds = replayed.seconds[1];
+  }
+  PtxComparison comparison = ComparePtx(WithoutNul(job.record->code), WithoutNul(*replayed.code));
   if (!comparison.same_program()) return job.Fail(std::move(comparison.difference));
   RememberProof(cache, comparison, job);
 }
@@ -429,14 +454,20 @@ absl::StatusOr<CompileReport> CompileTrace(const Trace& trace, const std::string
         timeline, "sass", fmt::format("{} sm_{}", jobs[index].outcome.label, arch), worker);
     BuildSass(**sass, cache, jobs[index], arch, mutex);
   });
+  // In child processes forked now, with every configuration's modules
+  // serialized and a warm Slang to rebuild over them.
   if (modules) {
-    ParallelFor(modules->rebuild_count(), workers,
-                [&](size_t item, size_t worker) { modules->Rebuild(item, worker); });
+    ParallelForInChildren(
+        modules->rebuild_count(), workers,
+        [&](size_t item, size_t worker) { return modules->RebuildInChild(item, worker); },
+        [&](size_t item, size_t worker, const RunInChild& in_child) {
+          modules->Rebuild(item, worker, in_child);
+        });
   }
 
-  // Replay from source: the kernels no rebuild over IR proved. One Slang
-  // replayer per worker, created on first use, so that a compile whose
-  // kernels are all proven starts no Slang session for them.
+  // Replay from source: the kernels no rebuild over IR proved, in child
+  // processes as the rebuilds. One Slang replayer per worker's child, made on
+  // first use: a compile whose kernels are all proven starts none.
   std::vector<size_t> replays;
   for (size_t i : longest_first) {
     KernelJob& job = jobs[i];
@@ -445,22 +476,19 @@ absl::StatusOr<CompileReport> CompileTrace(const Trace& trace, const std::string
     replays.push_back(i);
   }
   std::vector<std::unique_ptr<Replayer>> replayers(workers);
-  ParallelFor(replays.size(), workers, [&](size_t item, size_t worker) {
-    KernelJob& job = jobs[replays[item]];
-    {
-      const CompileTimeline::Scope span(timeline, "replay", job.outcome.label, worker);
-      if (!replayers[worker]) {
-        absl::StatusOr<std::unique_ptr<Replayer>> replayer = Replayer::Create();
-        if (replayer.ok())
-          replayers[worker] = *std::move(replayer);
-        else
-          job.Fail(std::string(replayer.status().message()));
-      }
-      if (!job.failed()) Replay(trace, *replayers[worker], cache, job);
-    }
-    if (job.failed()) report_progress(job);
-  });
-  replayers.clear();
+  ParallelForInChildren(
+      replays.size(), workers,
+      [&](size_t item, size_t worker) {
+        return ReplayInChild(trace, replayers[worker], jobs[replays[item]]);
+      },
+      [&](size_t item, size_t worker, const RunInChild& in_child) {
+        KernelJob& job = jobs[replays[item]];
+        {
+          const CompileTimeline::Scope span(timeline, "replay", job.outcome.label, worker);
+          TakeReplay(cache, DecodeCodeFromChild(in_child()), job);
+        }
+        if (job.failed()) report_progress(job);
+      });
 
   // Fatbins, then the archive. A kernel's line comes once the archive has
   // taken it, or as soon as it fails.

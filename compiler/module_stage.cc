@@ -9,6 +9,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "common/fmt_absl.h"
 #include "common/seconds_since.h"
+#include "compiler/code_from_child.h"
 #include "compiler/compile_timeline.h"
 #include "compiler/module_parts.h"
 #include "compiler/module_stage_cache.h"
@@ -57,6 +58,15 @@ struct ModuleStage::State {
         builder_errors[worker] = std::string(builder.status().message());
     }
     return builders[worker].get();
+  }
+
+  // In a worker's child process, where no other thread uses them: a builder
+  // whichever worker warmed it, else the worker's own.
+  IrModuleBuilder* WarmBuilder(size_t worker) {
+    for (const std::unique_ptr<IrModuleBuilder>& builder : builders) {
+      if (builder) return builder.get();
+    }
+    return BuilderFor(worker);
   }
 };
 
@@ -172,16 +182,27 @@ void ModuleStage::Serialize(size_t item, size_t worker) {
 
 size_t ModuleStage::rebuild_count() const { return state_->rebuilds.size(); }
 
-void ModuleStage::Rebuild(size_t item, size_t worker) {
+std::string ModuleStage::RebuildInChild(size_t item, size_t worker) {
+  State& state = *state_;
+  auto [index, p] = state.rebuilds[item];
+  PartWork& part = state.parts[index];
+  if (!part.builder_error.empty())
+    return EncodeCodeFromChild(absl::InternalError(part.builder_error), {});
+  // This process is the worker's alone: any builder the serializations
+  // warmed will do, and saves making one.
+  IrModuleBuilder* builder = state.WarmBuilder(worker);
+  if (!builder) return EncodeCodeFromChild(absl::InternalError(state.builder_errors[worker]), {});
+  const auto start = std::chrono::steady_clock::now();
+  const absl::StatusOr<std::string> code = builder->RebuildOneFromIr(
+      state.groups[part.group].config, part.programs, part.serialized, p, state.sessions[worker]);
+  return EncodeCodeFromChild(code, {SecondsSince(start)});
+}
+
+void ModuleStage::Rebuild(size_t item, size_t worker, const RunInChild& in_child) {
   State& state = *state_;
   auto [index, p] = state.rebuilds[item];
   PartWork& part = state.parts[index];
   if (!part.builder_error.empty()) return;
-  IrModuleBuilder* builder = state.BuilderFor(worker);
-  if (!builder) {
-    part.codes[p] = absl::InternalError(state.builder_errors[worker]);
-    return;
-  }
   std::optional<CompileTimeline::Scope> span;
   if (state.timeline) {
     span.emplace(*state.timeline, "rebuild",
@@ -189,10 +210,9 @@ void ModuleStage::Rebuild(size_t item, size_t worker) {
                                  : fmt::format("module '{}'", part.programs[p].program->name),
                  worker);
   }
-  const auto start = std::chrono::steady_clock::now();
-  part.codes[p] = builder->RebuildOneFromIr(state.groups[part.group].config, part.programs,
-                                            part.serialized, p, state.sessions[worker]);
-  part.rebuild_seconds[p] = SecondsSince(start);
+  CodeFromChild rebuilt = DecodeCodeFromChild(in_child());
+  part.codes[p] = std::move(rebuilt.code);
+  if (!rebuilt.seconds.empty()) part.rebuild_seconds[p] = rebuilt.seconds[0];
 }
 
 std::optional<RebuiltKernel> ModuleStage::RebuiltKernelOf(const KernelRecord& record) const {

@@ -20,6 +20,7 @@
 #include "archive/archive_writer.h"
 #include "compiler/compile_cache.h"
 #include "compiler/compile_timeline.h"
+#include "compiler/parallel_for_in_children.h"
 #include "recorder/trace_reader.h"
 
 namespace spreplay {
@@ -47,7 +48,9 @@ struct RebuiltKernel {
 //
 //   ModuleStage stage(trace, candidates, cache, workers, timeline);
 //   stage.Serialize(i, worker) for every i < serialize_count(), then
-//   stage.Rebuild(i, worker) for every i < rebuild_count(), each on any worker;
+//   stage.Rebuild(i, worker, in_child) for every i < rebuild_count(), each on
+//   any worker, where in_child() runs stage.RebuildInChild(i, worker) in
+//   that worker's child process (ParallelForInChildren);
 //   stage.RebuiltKernelOf(record) for each kernel, then
 //   stage.Finish(verified, writer, progress).
 //
@@ -73,7 +76,11 @@ class ModuleStage {
   size_t serialize_count() const;
   void Serialize(size_t item, size_t worker);
   size_t rebuild_count() const;
-  void Rebuild(size_t item, size_t worker);
+  // The child's half of a rebuild: the program's code over IR, or why
+  // there is none, and how long it took, as bytes for Rebuild.
+  std::string RebuildInChild(size_t item, size_t worker);
+  // The parent's half: takes what in_child() brought back.
+  void Rebuild(size_t item, size_t worker, const RunInChild& in_child);
 
   // `record`'s code rebuilt over IR, if its configuration was rebuilt.
   std::optional<RebuiltKernel> RebuiltKernelOf(const KernelRecord& record) const;
