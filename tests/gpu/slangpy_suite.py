@@ -261,6 +261,24 @@ def markdown(summary: dict[str, Any], compile_result: dict[str, Any] | None) -> 
     return "\n".join(lines) + "\n"
 
 
+def torch_bridge_missing() -> str | None:
+    """Why the suite's PyTorch tests would not compare, or None. With torch
+    installed and slangpy-torch not, slangpy refuses torch tensors unless a
+    test opted into its fallback earlier in the same pytest worker, so those
+    tests pass or fail by where xdist happens to run them."""
+    try:
+        import torch  # noqa: F401  (slangpy_torch needs it imported first)
+    except ImportError:
+        return None
+    try:
+        import slangpy_torch  # noqa: F401
+    except ImportError:
+        return ("torch is installed but slangpy-torch is not: its tests' outcomes would depend on "
+                "the pytest worker running them. Install slangpy-torch (pip install slangpy-torch; "
+                "from its sdist: pip install --no-build-isolation DIR) or uninstall torch.")
+    return None
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, required=True)
@@ -279,6 +297,9 @@ def main() -> int:
         parser.error("compile needs the stock step or --trace")
     if {"served", "strict"} & set(steps) and "compile" not in steps and not args.archive:
         parser.error("served and strict need the compile step or --archive")
+    if {"stock", "served", "strict"} & set(steps) and (why := torch_bridge_missing()):
+        print(f"slangpy_suite: {why}", file=sys.stderr)
+        return 2
     # Absolute: the suite and compile run in directories of their own.
     args.out = args.out.resolve()
     args.out.mkdir(parents=True, exist_ok=True)
