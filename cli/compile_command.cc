@@ -22,7 +22,7 @@ constexpr std::string_view kUsage =
     "usage: spreplay compile TRACE... -o ARCHIVE [--arch 75,80,...] [--jobs N]\n"
     "                        [--cache DIR | --no-cache] [--sass auto|nvjitlink|ptxas] [--report "
     "FILE.json]\n"
-    "                        [--no-modules] [--shard K/N]\n";
+    "                        [--no-modules] [--programs-per-session N] [--shard K/N]\n";
 
 template <typename Number>
 bool ParseNumber(std::string_view text, Number& number) {
@@ -150,6 +150,9 @@ int RunCompile(std::span<char*> args) {
       options.shard_count = count;
     } else if (arg == "--no-modules") {
       options.modules = false;
+    } else if (arg == "--programs-per-session") {
+      if (!ParseNumber(value(), options.programs_per_session) || options.programs_per_session < 1)
+        return UsageError("--programs-per-session needs a positive number");
     } else if (arg == "--report") {
       report_path = value();
     } else if (arg == "--sass") {

@@ -1,6 +1,7 @@
 #pragma once
 // What `spreplay compile` builds, and how.
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -26,6 +27,17 @@ struct CompileOptions {
   // Also archive the Slang modules as verified IR (module_stage.h), so that
   // the runtime skips Slang's front end.
   bool modules = true;
+  // The most programs the modules stage serializes in one Slang session; 0:
+  // a session configuration's programs all in one (ConsistentParts aside).
+  // Several let one configuration of hundreds of kernels load from source on
+  // several workers instead of one while the others wait (88 s of the 110 s
+  // slangpy's suite took on the H200), and each loads what they share
+  // (slangpy's library) once more. But a session of part of the programs
+  // loads their modules in another order than the app did: a module the app
+  // loaded without building a kernel may then find its imports under other
+  // names, be archived differently, and be served into an app's session
+  // beside a module the app holds already. So it is the user's choice.
+  size_t programs_per_session = 0;
   // Build only shard `shard_index` (0-based) of `shard_count`: the kernels
   // whose key falls in it (KernelsOfShard), with their modules. `spreplay merge`
   // joins the shards' archives into what one compile would have written.

@@ -433,7 +433,8 @@ absl::StatusOr<CompileReport> CompileTrace(const Trace& trace, const std::string
   // every kernel's program is rebuilt over their IR: that rebuild proves the
   // kernel and its modules together (ModuleStage).
   std::optional<ModuleStage> modules;
-  if (options.modules) modules.emplace(trace, candidates, cache, workers, &timeline);
+  if (options.modules)
+    modules.emplace(trace, candidates, cache, workers, options.programs_per_session, &timeline);
 
   // SASS is built from the recorded PTX, which needs no replay: every
   // (kernel, arch) pair, the largest PTX first, on the workers the modules'

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <optional>
+#include <span>
 #include <type_traits>
 
 #include "absl/container/flat_hash_map.h"
@@ -243,7 +244,9 @@ PartitionOutcome DecidePart(const Trace& trace, const SessionGroup& group, const
     const SerializedModule& module = serialized.modules[i];
     auto refusal = refusals.find(i);
     for (size_t imported : module.imports) {
-      if (refusal == refusals.end() && !archived[imported]) {
+      // An import this part left undecided (a kernel's module, which only
+      // kernels decide, under a module no kernel used) is CombineParts' to check.
+      if (refusal == refusals.end() && used.contains(imported) && !archived[imported]) {
         refusal = refusals
                       .try_emplace(i, fmt::format("it imports '{}', which is not archived",
                                                   serialized.modules[imported].description->name))
@@ -266,7 +269,7 @@ PartitionOutcome DecidePart(const Trace& trace, const SessionGroup& group, const
 }
 
 GroupWork PrepareGroup(const Trace& trace, const SessionGroup& group, size_t group_index,
-                       std::vector<PartWork>& parts) {
+                       size_t programs_per_session, std::vector<PartWork>& parts) {
   GroupWork work;
   std::vector<RecordedProgram> programs;
   std::vector<const KernelRecord*> records;
@@ -310,24 +313,32 @@ GroupWork PrepareGroup(const Trace& trace, const SessionGroup& group, size_t gro
   }
   work.request_directories = RequestDirectories(group.config, requested_by_path);
   for (const std::vector<size_t>& indices : ConsistentParts(programs)) {
-    PartWork part;
-    part.group = group_index;
-    for (size_t p : indices) {
-      part.programs.push_back(programs[p]);
-      part.records.push_back(records[p]);
-      if (records[p]) part.recorded_seconds += records[p]->compile_seconds;
+    // In recorded order, so that programs built from the same modules (one
+    // test file's kernels, one feature's) mostly share a session.
+    const size_t most = programs_per_session > 0 ? programs_per_session : indices.size();
+    for (size_t first = 0; first < indices.size(); first += most) {
+      PartWork part;
+      part.group = group_index;
+      const size_t end = std::min(indices.size(), first + most);
+      for (size_t p : std::span(indices).subspan(first, end - first)) {
+        part.programs.push_back(programs[p]);
+        part.records.push_back(records[p]);
+        if (records[p]) part.recorded_seconds += records[p]->compile_seconds;
+      }
+      work.parts.push_back(parts.size());
+      parts.push_back(std::move(part));
     }
-    work.parts.push_back(parts.size());
-    parts.push_back(std::move(part));
   }
   return work;
 }
 
 GroupOutcome CombineParts(std::vector<PartitionOutcome> parts) {
   absl::flat_hash_set<Digest> refused;
+  absl::flat_hash_map<Digest, std::string> names;
   GroupOutcome outcome;
   for (PartitionOutcome& part : parts) {
     for (auto& [key, module] : part.refused) {
+      names.try_emplace(key, module.name);
       if (refused.insert(key).second) outcome.refused.push_back(std::move(module));
     }
   }
@@ -343,6 +354,26 @@ GroupOutcome CombineParts(std::vector<PartitionOutcome> parts) {
         outcome.archived[it->second].first.verified_by = schema::ModuleVerification::KERNELS;
       }
     }
+  }
+  // A module is served only with its imports, which another part may have
+  // refused, or none archived: then it goes too, and what imports it.
+  for (bool dropped = true; dropped;) {
+    dropped = false;
+    absl::flat_hash_set<Digest> kept;
+    for (const auto& [metadata, ir] : outcome.archived) kept.insert(metadata.key);
+    std::erase_if(outcome.archived, [&](const std::pair<ModuleMetadata, std::string>& entry) {
+      const ModuleMetadata& metadata = entry.first;
+      auto missing = std::find_if(metadata.imports.begin(), metadata.imports.end(),
+                                  [&](const Digest& key) { return !kept.contains(key); });
+      if (missing == metadata.imports.end()) return false;
+      auto name = names.find(*missing);
+      outcome.refused.push_back({metadata.session_digest, metadata.name,
+                                 fmt::format("it imports '{}', which is not archived",
+                                             name != names.end() ? name->second : "a module")});
+      names.try_emplace(metadata.key, metadata.name);
+      dropped = true;
+      return true;
+    });
   }
   return outcome;
 }

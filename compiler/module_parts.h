@@ -52,9 +52,10 @@ struct GroupWork {
 };
 
 // The group's programs, split into parts (added to `parts`) that its
-// sessions serialize and rebuild.
+// sessions serialize and rebuild, of `programs_per_session` programs at most
+// (0: no limit).
 GroupWork PrepareGroup(const Trace& trace, const SessionGroup& group, size_t group_index,
-                       std::vector<PartWork>& parts);
+                       size_t programs_per_session, std::vector<PartWork>& parts);
 
 // What `part`'s rebuilds over IR say of each module its programs use.
 // `kernel_modules`: the modules of every recorded kernel of the group.

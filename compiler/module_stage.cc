@@ -112,7 +112,8 @@ std::vector<SessionGroup> GroupsOf(const Trace& trace,
 }  // namespace
 
 ModuleStage::ModuleStage(const Trace& trace, const std::vector<const KernelRecord*>& candidates,
-                         const CompileCache& cache, size_t workers, CompileTimeline* timeline)
+                         const CompileCache& cache, size_t workers, size_t programs_per_session,
+                         CompileTimeline* timeline)
     : state_(std::make_unique<State>(trace, cache, std::max<size_t>(workers, 1), timeline)) {
   State& state = *state_;
   state.groups = GroupsOf(trace, candidates);
@@ -131,7 +132,7 @@ ModuleStage::ModuleStage(const Trace& trace, const std::vector<const KernelRecor
       }
     }
     state.to_verify.push_back(i);
-    state.works[i] = PrepareGroup(trace, state.groups[i], i, state.parts);
+    state.works[i] = PrepareGroup(trace, state.groups[i], i, programs_per_session, state.parts);
   }
   std::vector<PartWork>& parts = state.parts;
   state.parts_longest_first.resize(parts.size());

@@ -63,12 +63,15 @@ struct RebuiltKernel {
 // to run), so `cache` keeps the first IR verified under each module key, and
 // later compiles archive those bytes; it also keeps each configuration's
 // outcome (compiler/module_stage_cache.h), which an unchanged configuration
-// takes instead of being serialized and rebuilt. `timeline`, if given, gets
+// takes instead of being serialized and rebuilt. A configuration's programs
+// are serialized `programs_per_session` at most to a session (0: no limit),
+// each session on any worker (PrepareGroup). `timeline`, if given, gets
 // a span for every session serialized and every program rebuilt.
 class ModuleStage {
  public:
   ModuleStage(const Trace& trace, const std::vector<const KernelRecord*>& candidates,
-              const CompileCache& cache, size_t workers, CompileTimeline* timeline);
+              const CompileCache& cache, size_t workers, size_t programs_per_session,
+              CompileTimeline* timeline);
   ~ModuleStage();
   ModuleStage(const ModuleStage&) = delete;
   ModuleStage& operator=(const ModuleStage&) = delete;

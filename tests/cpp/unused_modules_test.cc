@@ -4,11 +4,13 @@
 // by their layout and their entry points' code, and they are served like
 // the modules of kernels. Real Slang, hooks installed, no GPU.
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "compiler/trace_snapshot.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -297,6 +299,70 @@ TEST(UserAttributeModuleTest, IsLeftToTheSourceWithItsReasonAndReflectsAsStock) 
   Switch().Use(nullptr);
   ASSERT_EQ(served.size(), 1u);
   EXPECT_EQ(served[0].code, compiled->recordings[0].code);
+}
+
+}  // namespace
+}  // namespace spreplay
+
+namespace spreplay {
+namespace {
+
+// An app's module that no kernel was built with, importing a module its
+// kernels were built with, with each program in a Slang session of its own
+// (--programs-per-session 1): that session loads the import under the name
+// the module asks for, not the one the app's kernels had loaded it by, so
+// the archive may hold other modules than one session's would; but every
+// module it holds is archived with every module it imports, whichever
+// session decided them.
+TEST(ProgramsPerSessionTest, EveryArchivedModuleIsArchivedWithItsImports) {
+  Switch();
+  EXPECT_TRUE(TakeOverWorkingDirectoryForNvrtc());
+  TempDir work, sources;
+  sources.Write("user.slang", kUserModule);
+  sources.Write("helper.slang", kHelperModule);
+  sources.Write("tool.slang",
+                "import user;\npublic float twice(float x) { return scale(x) * 2.0f; }\n");
+  const std::vector<std::string> include_paths = {WheelSlangDirectory(), sources.path().string()};
+  absl::StatusOr<Compiled> compiled = RecordAndCompile(work.path(), [&] {
+    ComPtr<slang::IGlobalSession> live = NewHookedGlobalSession();
+    return RecordSession(live.get(), include_paths, 0, [&](slang::ISession* session) {
+      absl::StatusOr<std::string> code =
+          CompileCallSite(session, "user.slang", fmt::format("call_site_{:040x}", 1), kWrapperBody);
+      if (!code.ok()) return code.status();
+      std::string why;
+      if (!LoadModule(session, "tool.slang", why)) return absl::InternalError(why);
+      return absl::OkStatus();
+    });
+  });
+  ASSERT_TRUE(compiled.ok()) << compiled.status();
+
+  absl::StatusOr<Trace> trace = Trace::Read((work.path() / "trace.capnp").string());
+  ASSERT_TRUE(trace.ok()) << trace.status();
+  CompileOptions options;
+  options.arches = {90};
+  options.jobs = 2;
+  options.programs_per_session = 1;
+  const std::string split_path = (work.path() / "one-program-per-session.sprk").string();
+  absl::StatusOr<CompileReport> split = CompileTrace(*trace, split_path, options);
+  ASSERT_TRUE(split.ok()) << split.status();
+  absl::StatusOr<Archive> split_archive = Archive::Open(split_path);
+  ASSERT_TRUE(split_archive.ok()) << split_archive.status();
+
+  for (const Archive* archive : {compiled->archive.get(), &*split_archive}) {
+    absl::flat_hash_set<std::string> keys;
+    for (auto module : archive->index().getModules())
+      keys.insert(std::string(reinterpret_cast<const char*>(module.getKey().begin()),
+                              module.getKey().size()));
+    std::vector<std::string> names;
+    for (auto module : archive->index().getModules()) {
+      names.push_back(module.getName().cStr());
+      for (auto imported : module.getImports())
+        EXPECT_TRUE(keys.contains(
+            std::string(reinterpret_cast<const char*>(imported.begin()), imported.size())))
+            << module.getName().cStr() << " is archived without one of its imports";
+    }
+    EXPECT_THAT(names, ::testing::IsSupersetOf({"tool.slang", "user.slang", "slangpy"}));
+  }
 }
 
 }  // namespace

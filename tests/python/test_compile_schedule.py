@@ -3,7 +3,8 @@ timeline in its JSON report, on an H200 trace whose eight kernels share one
 Slang session configuration: the configuration's modules are loaded from
 source once, every kernel is proven by its program rebuilt over their IR
 (no kernel is replayed from source as well), those rebuilds run on every
-worker, the longest first, and none of it changes what the archive holds.
+worker, the longest first, a configuration split into several sessions
+serializes on every worker, and none of it changes what the archive holds.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ def compiles(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict]:
     out = tmp_path_factory.mktemp("schedule")
     return {"jobs1": compile_with(out, "jobs1", "--jobs", "1"),
             "jobs2": compile_with(out, "jobs2", "--jobs", "2"),
+            "split": compile_with(out, "split", "--jobs", "2", "--programs-per-session", "3"),
             "from-source": compile_with(out, "from-source", "--jobs", "2", "--no-modules")}
 
 
@@ -43,12 +45,13 @@ def test_the_trace_is_one_session_configuration() -> None:
     assert len(kernels) == 8 and len({kernel["session"] for kernel in kernels}) == 1
 
 
-@pytest.mark.parametrize("name,jobs", [("jobs1", 1), ("jobs2", 2)])
-def test_each_kernel_is_compiled_once_over_its_modules_ir(compiles: dict[str, dict], name: str, jobs: int) -> None:
+@pytest.mark.parametrize("name,jobs,sessions", [("jobs1", 1, 1), ("jobs2", 2, 1), ("split", 2, 3)])
+def test_each_kernel_is_compiled_once_over_its_modules_ir(compiles: dict[str, dict], name: str, jobs: int,
+                                                          sessions: int) -> None:
     report = compiles[name]["report"]
     kernels = len(report["kernels"])
     assert all(kernel["replayedOverIr"] for kernel in report["kernels"]), report["kernels"]
-    assert len(spans(report, "serialize")) == 1
+    assert len(spans(report, "serialize")) == sessions
     assert len(spans(report, "rebuild")) == kernels  # no module is loaded without a kernel
     assert spans(report, "replay") == []
     assert len(spans(report, "sass")) == kernels  # one arch
@@ -76,18 +79,25 @@ def test_one_configurations_kernels_rebuild_on_every_worker(compiles: dict[str, 
     assert {span["worker"] for span in spans(compiles["jobs2"]["report"], "rebuild")} == {0, 1}
 
 
+def test_a_configuration_split_into_sessions_serializes_on_every_worker(compiles: dict[str, dict]) -> None:
+    serializations = spans(compiles["split"]["report"], "serialize")
+    assert sorted(int(span["label"].split(" program(s)")[0]) for span in serializations) == [2, 3, 3]
+    assert {span["worker"] for span in serializations} == {0, 1}
+
+
 def test_the_schedule_changes_nothing_archived(compiles: dict[str, dict]) -> None:
     def modules(compiled: dict) -> list:
         index = compiled["index"]
         return sorted((m["name"], m["key"]) for m in index["modules"]) + sorted(
             m["name"] for m in index["unservedModules"])
 
-    assert modules(compiles["jobs1"]) == modules(compiles["jobs2"])
+    assert modules(compiles["jobs1"]) == modules(compiles["jobs2"]) == modules(compiles["split"])
     assert modules(compiles["jobs1"]), "no module was archived"
     # Kernels: the same entries, blobs included, whether proven over IR on one
     # worker or two, or replayed from source.
     def kernels(compiled: dict) -> list:
         return sorted(compiled["index"]["kernels"], key=lambda kernel: kernel["key"])
 
-    assert kernels(compiles["jobs1"]) == kernels(compiles["jobs2"]) == kernels(compiles["from-source"])
+    assert (kernels(compiles["jobs1"]) == kernels(compiles["jobs2"]) == kernels(compiles["split"])
+            == kernels(compiles["from-source"]))
     assert len(kernels(compiles["jobs1"])) == 8

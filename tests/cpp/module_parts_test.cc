@@ -1,0 +1,89 @@
+// CombineParts: a session configuration verified in several sessions (parts)
+// archives a module once, only if every part that decided it passed it, and
+// only with its imports, whichever part decided them.
+
+#include "compiler/module_parts.h"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/sha256.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace spreplay {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::Field;
+using ::testing::HasSubstr;
+using ::testing::UnorderedElementsAre;
+
+Digest KeyOf(const std::string& name) { return Sha256Of(name); }
+
+std::pair<ModuleMetadata, std::string> Archived(const std::string& name,
+                                                std::vector<std::string> imports = {}) {
+  ModuleMetadata metadata;
+  metadata.key = KeyOf(name);
+  metadata.name = name;
+  for (const std::string& imported : imports) metadata.imports.push_back(KeyOf(imported));
+  return {metadata, "IR of " + name};
+}
+
+std::pair<Digest, UnservedModule> Refused(const std::string& name) {
+  return {KeyOf(name), UnservedModule{Digest{}, name, "its rebuild over IR differs"}};
+}
+
+std::vector<std::string> ArchivedNames(const GroupOutcome& outcome) {
+  std::vector<std::string> names;
+  for (const auto& [metadata, ir] : outcome.archived) names.push_back(metadata.name);
+  return names;
+}
+
+TEST(CombinePartsTest, AModuleImportingOneAnotherPartArchivedIsArchived) {
+  PartitionOutcome kernels;
+  kernels.archived = {Archived("slangpy"), Archived("app", {"slangpy"})};
+  PartitionOutcome unused_modules;  // decides only the module no kernel used
+  unused_modules.archived = {Archived("helpers", {"slangpy"})};
+
+  const GroupOutcome outcome = CombineParts({kernels, unused_modules});
+  EXPECT_THAT(ArchivedNames(outcome), UnorderedElementsAre("slangpy", "app", "helpers"));
+  EXPECT_TRUE(outcome.refused.empty());
+}
+
+TEST(CombinePartsTest, AModuleWhoseImportAnotherPartRefusedIsRefusedAndSoIsWhatImportsIt) {
+  PartitionOutcome first;
+  first.refused = {Refused("slangpy")};
+  PartitionOutcome second;
+  second.archived = {Archived("slangpy"), Archived("helpers", {"slangpy"}),
+                     Archived("app", {"helpers"}), Archived("alone")};
+
+  const GroupOutcome outcome = CombineParts({first, second});
+  EXPECT_THAT(ArchivedNames(outcome), ElementsAre("alone"));
+  ASSERT_EQ(outcome.refused.size(), 3u);
+  EXPECT_EQ(outcome.refused[0].name, "slangpy");
+  EXPECT_THAT(
+      outcome.refused,
+      testing::Contains(AllOf(
+          Field(&UnservedModule::name, "helpers"),
+          Field(&UnservedModule::reason, HasSubstr("imports 'slangpy', which is not archived")))));
+  EXPECT_THAT(
+      outcome.refused,
+      testing::Contains(AllOf(
+          Field(&UnservedModule::name, "app"),
+          Field(&UnservedModule::reason, HasSubstr("imports 'helpers', which is not archived")))));
+}
+
+TEST(CombinePartsTest, AModuleWhoseImportNoPartDecidedIsRefused) {
+  PartitionOutcome unused_modules;
+  unused_modules.archived = {Archived("helpers", {"slangpy"})};
+
+  const GroupOutcome outcome = CombineParts({unused_modules});
+  EXPECT_TRUE(outcome.archived.empty());
+  ASSERT_EQ(outcome.refused.size(), 1u);
+  EXPECT_THAT(outcome.refused[0].reason, HasSubstr("which is not archived"));
+}
+
+}  // namespace
+}  // namespace spreplay
