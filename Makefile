@@ -93,11 +93,13 @@ gpu-test-slangpy: $(GPU_SETUP)
 # workload and the samples apart, each with BENCH_ARGS="--workloads ...
 # --configs cold,warm_all,spreplay,spreplay_module_cache --arch 90", and render
 # both JSON files together with bench/render_report.py.
+# Then the compile benchmark below.
 BENCH_ARGS ?=
 bench: $(GPU_SETUP)
 	@$(PYTHON) -c "import matplotlib" 2>/dev/null || $(PYTHON) -m pip install -q matplotlib || true
 	@status=0; $(PYTHON) bench/cold_start.py --out build/bench --slangtorch $(BENCH_ARGS) || status=$$?; \
 	  $(PYTHON) bench/device_creation.py --out build/bench || status=$$?; \
+	  $(PYTHON) bench/compile_bench.py --out build/bench $(BENCH_COMPILE_ARGS) || status=$$?; \
 	  $(PYTHON) bench/render_report.py build/bench/cold_start.json \
 	    --markdown build/bench/cold-start.md --plot build/bench/cold-start.png && exit $$status
 
@@ -105,9 +107,15 @@ bench: $(GPU_SETUP)
 bench-record: $(GPU_SETUP)
 	@$(PYTHON) bench/record_overhead.py --out build/bench
 
-# No GPU needed: `spreplay compile` on the committed H200 traces.
+# No GPU needed: `spreplay compile` of the committed H200 traces (make demo's,
+# the synthetic workload's, slangpy's suite's) next to the JIT the app spent on
+# the same kernels: wall, CPU, critical path, peak memory, unchanged recompile.
+# Writes build/bench/compile_bench.json and compile-bench.md; commit them under
+# bench/results/. BENCH_COMPILE_ARGS go to bench/compile_bench.py, e.g.
+# BENCH_COMPILE_ARGS="--traces synthetic --arch default".
+BENCH_COMPILE_ARGS ?=
 bench-compile: $(GPU_SETUP)
-	@$(PYTHON) bench/compile_bench.py --out build/bench
+	@$(PYTHON) bench/compile_bench.py --out build/bench $(BENCH_COMPILE_ARGS)
 
 clean:
 	rm -rf build

@@ -1,77 +1,206 @@
-"""Times `spreplay compile` on the committed H200 traces: per-kernel Slang
-front end and codegen, SASS per arch, --jobs 1 vs 2, an incremental rebuild,
-and archive size per kernel. Runs on any machine (no GPU).
+"""`spreplay compile` of recorded traces, next to the JIT the app spent on the
+same kernels: wall and CPU time, the critical path (the slowest kernel's
+chain, the least any number of jobs could take), peak memory, and the
+recompile of an unchanged trace from the cache. Needs no GPU.
 
-    python bench/compile_bench.py --out DIR
+    python bench/compile_bench.py --out DIR [--jobs N] [--arch 90|default]
+                                  [--traces demo synthetic slangpy-suite]
+
+The traces, recorded on an H200 under the slangpy installed here:
+  demo           tests/fixtures/h200/slangpy-VERSION/*.capnp, together, as make demo compiles them
+  synthetic      bench/traces/synthetic-slangpy-VERSION.capnp (bench/workloads/synthetic)
+  slangpy-suite  bench/traces/slangpy-suite-slangpy-VERSION.capnp.xz (slangpy's own tests)
+One not recorded under this slangpy is skipped, and said so. Writes
+DIR/compile_bench.json, DIR/compile-bench.md and every compile's log and
+report under DIR/compile-bench/.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 import json
+import lzma
+import os
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from app_output import clean_environment, fixture_traces  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
-TRACES = fixture_traces(ROOT)
+TRACE_NAMES = ("demo", "synthetic", "slangpy-suite")
 
 
-def compile_once(out: Path, jobs: int, cache: Path | None, report: Path, sass: str = "ptxas") -> float:
-    argv = [sys.executable, "-m", "spreplay", "compile", *map(str, TRACES), "-o", str(out),
-            "--jobs", str(jobs), "--report", str(report), "--sass", sass]
+def traces_of(name: str, version: str, scratch: Path) -> list[Path]:
+    if name == "demo":
+        return fixture_traces(ROOT)
+    stored = ROOT / "bench" / "traces" / f"{name}-slangpy-{version}.capnp"
+    if stored.exists():
+        return [stored]
+    packed = stored.with_name(stored.name + ".xz")
+    if not packed.exists():
+        return []
+    unpacked = scratch / stored.name
+    unpacked.write_bytes(lzma.decompress(packed.read_bytes()))
+    return [unpacked]
+
+
+def tree_resident_bytes(root: int) -> int:
+    """The resident memory of `root` and every process below it, now."""
+    parents: dict[int, int] = {}
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = Path(entry.path, "stat").read_text()
+        except OSError:
+            continue
+        parents[int(entry.name)] = int(stat.rsplit(")", 1)[1].split()[1])
+    tree, frontier = {root}, [root]
+    while frontier:
+        parent = frontier.pop()
+        children = [pid for pid, ppid in parents.items() if ppid == parent and pid not in tree]
+        tree.update(children)
+        frontier.extend(children)
+    total = 0
+    for pid in tree:
+        try:
+            total += int(Path(f"/proc/{pid}/statm").read_text().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+        except (OSError, IndexError, ValueError):
+            pass
+    return total
+
+
+@dataclass
+class CompileRun:
+    wall_s: float
+    cpu_s: float
+    peak_process_bytes: int  # the largest single process, from the kernel's accounting
+    peak_total_bytes: int  # every process of the compile at once, sampled
+    report: dict
+
+
+def run_compile(name: str, traces: list[Path], logs: Path, jobs: int, arch: str, cache: Path | None) -> CompileRun:
+    archive, report, log = logs / f"{name}.sprk", logs / f"{name}.json", logs / f"{name}.log"
+    argv = [sys.executable, "-m", "spreplay", "compile", *map(str, traces), "-o", str(archive),
+            "--jobs", str(jobs), "--report", str(report)]
+    argv += [] if arch == "default" else ["--arch", arch]
     argv += ["--cache", str(cache)] if cache else ["--no-cache"]
-    start = time.perf_counter()
-    subprocess.run(argv, env=clean_environment(), check=True, capture_output=True, text=True)
-    return time.perf_counter() - start
+    with log.open("w") as log_file:
+        start = time.perf_counter()
+        process = subprocess.Popen(argv, env=clean_environment(), stdout=log_file, stderr=subprocess.STDOUT)
+        peak_total = 0
+        finished = threading.Event()
+
+        def sample() -> None:
+            nonlocal peak_total
+            while not finished.wait(0.25):
+                peak_total = max(peak_total, tree_resident_bytes(process.pid))
+
+        sampler = threading.Thread(target=sample, daemon=True)
+        sampler.start()
+        # wait4 rather than wait: its accounting covers the compile's own
+        # children (workers, ptxas), which it waited for.
+        _, status, usage = os.wait4(process.pid, 0)
+        wall = time.perf_counter() - start
+        finished.set()
+        sampler.join()
+    process.returncode = os.waitstatus_to_exitcode(status)
+    archive.unlink(missing_ok=True)
+    if process.returncode != 0:
+        raise SystemExit(f"compile_bench: the compile of {name} failed ({process.returncode}); see {log}")
+    return CompileRun(wall_s=wall, cpu_s=usage.ru_utime + usage.ru_stime,
+                      peak_process_bytes=usage.ru_maxrss * 1024, peak_total_bytes=peak_total,
+                      report=json.loads(report.read_text()))
+
+
+def measure(name: str, traces: list[Path], logs: Path, jobs: int, arch: str) -> dict:
+    cold = run_compile(f"{name}-cold", traces, logs, jobs, arch, cache=None)
+    cache = Path(tempfile.mkdtemp(prefix="spreplay-compile-bench-cache-"))
+    try:
+        into_empty_cache = run_compile(f"{name}-into-empty-cache", traces, logs, jobs, arch, cache)
+        unchanged = run_compile(f"{name}-unchanged", traces, logs, jobs, arch, cache)
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)
+    report = cold.report
+    app = report["appCompileSeconds"]
+    return {
+        "traces": [str(trace.relative_to(ROOT)) if trace.is_relative_to(ROOT) else trace.name for trace in traces],
+        "kernels": len(report["kernels"]),
+        "failed": sum(kernel["status"] != "compiled" for kernel in report["kernels"]),
+        "modules_archived": report["modulesArchived"],
+        "app_recorded_jit_s": app,
+        "wall_s": cold.wall_s,
+        "cpu_s": cold.cpu_s,
+        "critical_path_s": report["criticalPathSeconds"],
+        "critical_path_kernel": report["criticalPathKernel"],
+        "wall_over_critical_path": cold.wall_s / report["criticalPathSeconds"],
+        "wall_over_app_jit": cold.wall_s / app if app else None,
+        "cpu_over_app_jit": cold.cpu_s / app if app else None,
+        "peak_rss_one_process_bytes": cold.peak_process_bytes,
+        "peak_rss_all_processes_bytes": cold.peak_total_bytes,
+        "into_empty_cache_wall_s": into_empty_cache.wall_s,
+        "unchanged_recompile_wall_s": unchanged.wall_s,
+    }
+
+
+def markdown(results: dict) -> str:
+    lines = [
+        f"`spreplay compile --jobs {results['jobs']} --arch {results['arch']}`, slangpy {results['slangpy']}, "
+        f"{results['cpus']} CPUs, {results['date']}.",
+        "",
+        "| trace | kernels | the app's recorded JIT | compile wall | CPU (÷ app) | critical path (wall ÷ it) "
+        "| peak RSS: largest process / all | unchanged trace |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for name, row in results["traces"].items():
+        if "skipped" in row:
+            lines.append(f"| {name} | skipped: {row['skipped']} | | | | | | |")
+            continue
+        lines.append(
+            f"| {name} | {row['kernels']} ({row['failed']} failed) | {row['app_recorded_jit_s']:.1f} s "
+            f"| {row['wall_s']:.1f} s | {row['cpu_s']:.1f} s ({row['cpu_over_app_jit']:.2f}×) "
+            f"| {row['critical_path_s']:.1f} s ({row['wall_over_critical_path']:.2f}×) "
+            f"| {row['peak_rss_one_process_bytes'] / 1e9:.2f} / {row['peak_rss_all_processes_bytes'] / 1e9:.2f} GB "
+            f"| {row['unchanged_recompile_wall_s']:.1f} s |")
+    return "\n".join(lines) + "\n"
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser()
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--arch", default="90", help="as spreplay compile's --arch, or 'default' for its own set")
+    parser.add_argument("--traces", nargs="+", choices=TRACE_NAMES, default=list(TRACE_NAMES))
     args = parser.parse_args()
-    args.out.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix="spreplay-compile-bench-"))
-    results: dict = {}
-    for jobs in (1, 2):
-        results[f"cold_jobs{jobs}_s"] = compile_once(work / f"j{jobs}.sprk", jobs, None, work / f"j{jobs}.json",
-                                                     "ptxas")
-    results["cold_jobs2_nvjitlink_s"] = compile_once(work / "nv.sprk", 2, None, work / "nv.json", "nvjitlink")
-    cache = work / "cache"
-    results["first_with_cache_s"] = compile_once(work / "c1.sprk", 2, cache, work / "c1.json", "ptxas")
-    results["incremental_s"] = compile_once(work / "c2.sprk", 2, cache, work / "c2.json", "ptxas")
-    report = json.loads((work / "j1.json").read_text())
-    kernels = report["kernels"]
-    sass = {}
-    for kernel in kernels:
-        for arch, seconds in kernel["sassSeconds"].items():
-            sass.setdefault(arch, []).append(seconds)
-    results["kernels"] = len(kernels)
-    results["front_end_s_median"] = statistics.median(k["frontEndSeconds"] for k in kernels)
-    results["front_end_s_max"] = max(k["frontEndSeconds"] for k in kernels)
-    results["codegen_s_median"] = statistics.median(k["codegenSeconds"] for k in kernels)
-    results["codegen_s_max"] = max(k["codegenSeconds"] for k in kernels)
-    results["ptxas_s_median_by_arch"] = {arch: statistics.median(v) for arch, v in sorted(sass.items())}
-    results["ptxas_s_total_by_arch"] = {arch: sum(v) for arch, v in sorted(sass.items())}
-    nv = json.loads((work / "nv.json").read_text())["kernels"]
-    results["nvjitlink_s_total"] = sum(sum(k["sassSeconds"].values()) for k in nv)
-    results["ptxas_s_total"] = sum(sum(k["sassSeconds"].values()) for k in kernels)
-    results["archive_bytes"] = report["archiveBytes"]
-    results["archive_bytes_per_kernel"] = report["archiveBytes"] / len(kernels)
-    results["per_kernel"] = [
-        {"label": k["label"], "front_end_s": k["frontEndSeconds"], "codegen_s": k["codegenSeconds"],
-         "sass_s": k["sassSeconds"], "fatbin_bytes": k["fatbinBytes"]} for k in kernels
-    ]
-    (args.out / "compile_bench.json").write_text(json.dumps(results, indent=2))
-    print(json.dumps({k: v for k, v in results.items() if k != "per_kernel"}, indent=2))
-    shutil.rmtree(work, ignore_errors=True)
+    logs = args.out / "compile-bench"
+    logs.mkdir(parents=True, exist_ok=True)
+    version = importlib.metadata.version("slangpy")
+    results: dict = {"slangpy": version, "jobs": args.jobs, "arch": args.arch, "cpus": os.cpu_count(),
+                     "date": time.strftime("%Y-%m-%d"), "traces": {}}
+    scratch = Path(tempfile.mkdtemp(prefix="spreplay-compile-bench-"))
+    try:
+        for name in args.traces:
+            traces = traces_of(name, version, scratch)
+            if not traces:
+                print(f"compile_bench: {name}: no trace recorded under slangpy {version}; skipped", file=sys.stderr)
+                results["traces"][name] = {"skipped": f"no trace recorded under slangpy {version}"}
+                continue
+            print(f"compile_bench: {name} ...", file=sys.stderr, flush=True)
+            results["traces"][name] = measure(name, traces, logs, args.jobs, args.arch)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    (args.out / "compile_bench.json").write_text(json.dumps(results, indent=2) + "\n")
+    table = markdown(results)
+    (args.out / "compile-bench.md").write_text(table)
+    print(table)
     return 0
 
 

@@ -49,6 +49,7 @@ std::string ReportJson(const CompileReport& report) {
   json.Key("archiveBytes").Uint(report.archive_bytes);
   json.Key("wallSeconds").Double(report.wall_seconds);
   json.Key("cpuSeconds").Double(report.cpu_seconds);
+  json.Key("peakRssBytes").Uint(report.peak_rss_bytes);
   json.Key("criticalPathSeconds").Double(report.critical_path_seconds);
   json.Key("criticalPathKernel").String(report.critical_path_label);
   json.Key("appCompileSeconds").Double(report.app_compile_seconds);
@@ -210,9 +211,10 @@ int RunCompile(std::span<char*> args) {
   // What the compile cost against what it saves the app: the wall time
   // against the slowest kernel's chain, and the CPU time against the app's.
   fmt::print(stderr,
-             "{}: {:.1f} s wall, {:.1f} s CPU; critical path {:.1f} s ({}); the app's own compile "
-             "of these kernels took {:.1f} s\n",
-             output, report->wall_seconds, report->cpu_seconds, report->critical_path_seconds,
+             "{}: {:.1f} s wall, {:.1f} s CPU, peak RSS {:.2f} GB in one process; critical path "
+             "{:.1f} s ({}); the app's own compile of these kernels took {:.1f} s\n",
+             output, report->wall_seconds, report->cpu_seconds, report->peak_rss_bytes / 1e9,
+             report->critical_path_seconds,
              report->critical_path_label.empty() ? "no kernel" : report->critical_path_label,
              report->app_compile_seconds);
   if (options.modules) {

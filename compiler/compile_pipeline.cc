@@ -328,6 +328,18 @@ double ProcessCpuSeconds() {
   return seconds;
 }
 
+// The larger peak resident set, in bytes, of this process and of its largest
+// waited-for child (Linux counts ru_maxrss in KiB).
+uint64_t PeakResidentBytes() {
+  uint64_t largest = 0;
+  for (int who : {RUSAGE_SELF, RUSAGE_CHILDREN}) {
+    rusage usage{};
+    if (getrusage(who, &usage) == 0)
+      largest = std::max<uint64_t>(largest, static_cast<uint64_t>(usage.ru_maxrss) * 1024);
+  }
+  return largest;
+}
+
 std::vector<std::byte> Bytes(std::string_view text) {
   const auto* begin = reinterpret_cast<const std::byte*>(text.data());
   return std::vector<std::byte>(begin, begin + text.size());
@@ -556,6 +568,7 @@ absl::StatusOr<CompileReport> CompileTrace(const Trace& trace, const std::string
   report.timeline = timeline.Spans();
   report.wall_seconds = SecondsSince(start);
   report.cpu_seconds = ProcessCpuSeconds() - cpu_at_start;
+  report.peak_rss_bytes = PeakResidentBytes();
   for (const KernelOutcome& kernel : report.kernels) {
     report.app_compile_seconds += kernel.recorded_compile_seconds;
     if (kernel.critical_seconds() > report.critical_path_seconds) {

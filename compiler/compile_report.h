@@ -54,6 +54,9 @@ struct CompileReport {
   double wall_seconds = 0;
   // Of this process and the compilers it ran (ptxas), user and system.
   double cpu_seconds = 0;
+  // The largest resident set of this process, its worker processes and the
+  // compilers it ran: what one job may hold at its peak.
+  uint64_t peak_rss_bytes = 0;
   // The slowest kernel's critical_seconds, and its label.
   double critical_path_seconds = 0;
   std::string critical_path_label;

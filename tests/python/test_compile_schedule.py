@@ -101,3 +101,20 @@ def test_the_schedule_changes_nothing_archived(compiles: dict[str, dict]) -> Non
     assert (kernels(compiles["jobs1"]) == kernels(compiles["jobs2"]) == kernels(compiles["split"])
             == kernels(compiles["from-source"]))
     assert len(kernels(compiles["jobs1"])) == 8
+
+
+@pytest.mark.parametrize("name", ["jobs1", "jobs2", "from-source"])
+def test_the_report_weighs_the_compile_against_the_apps_own(compiles: dict[str, dict], name: str) -> None:
+    report = compiles[name]["report"]
+    kernels = report["kernels"]
+    assert report["appCompileSeconds"] == pytest.approx(sum(k["recordedCompileSeconds"] for k in kernels))
+    assert report["appCompileSeconds"] > 0
+    slowest = max(kernels, key=lambda k: max(k["frontEndSeconds"] + k["codegenSeconds"],
+                                             max(k["sassSeconds"].values(), default=0)))
+    assert report["criticalPathKernel"] == slowest["label"]
+    assert 0 < report["criticalPathSeconds"] <= report["wallSeconds"]
+    # The workers' and ptxas' time is in the CPU figure: with rebuilds in worker
+    # processes, this process alone would not account for the kernels.
+    assert report["cpuSeconds"] >= sum(max(k["sassSeconds"].values(), default=0) for k in kernels)
+    # Slang alone maps more than this; far less than this machine's memory.
+    assert 100e6 < report["peakRssBytes"] < 16e9
