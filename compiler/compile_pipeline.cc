@@ -316,28 +316,25 @@ void PackFatbin(const FatbinPacker& packer, KernelJob& job) {
   job.outcome.fatbin_bytes = job.fatbin.size();
 }
 
-// User and system time of this process and of its waited-for children.
-double ProcessCpuSeconds() {
-  double seconds = 0;
+// What this process and its waited-for children (worker processes, ptxas)
+// used: user and system time, and the larger peak resident set of this
+// process and of its largest child (Linux counts ru_maxrss in KiB).
+struct ResourceUse {
+  double cpu_seconds = 0;
+  uint64_t peak_rss_bytes = 0;
+};
+
+ResourceUse ProcessResourceUse() {
+  ResourceUse use;
   for (int who : {RUSAGE_SELF, RUSAGE_CHILDREN}) {
     rusage usage{};
     if (getrusage(who, &usage) != 0) continue;
     for (const timeval& time : {usage.ru_utime, usage.ru_stime})
-      seconds += static_cast<double>(time.tv_sec) + static_cast<double>(time.tv_usec) / 1e6;
+      use.cpu_seconds += static_cast<double>(time.tv_sec) + static_cast<double>(time.tv_usec) / 1e6;
+    use.peak_rss_bytes =
+        std::max<uint64_t>(use.peak_rss_bytes, static_cast<uint64_t>(usage.ru_maxrss) * 1024);
   }
-  return seconds;
-}
-
-// The larger peak resident set, in bytes, of this process and of its largest
-// waited-for child (Linux counts ru_maxrss in KiB).
-uint64_t PeakResidentBytes() {
-  uint64_t largest = 0;
-  for (int who : {RUSAGE_SELF, RUSAGE_CHILDREN}) {
-    rusage usage{};
-    if (getrusage(who, &usage) == 0)
-      largest = std::max<uint64_t>(largest, static_cast<uint64_t>(usage.ru_maxrss) * 1024);
-  }
-  return largest;
+  return use;
 }
 
 std::vector<std::byte> Bytes(std::string_view text) {
@@ -374,7 +371,7 @@ std::vector<const KernelRecord*> KernelsOfShard(const Trace& trace, const Compil
 absl::StatusOr<CompileReport> CompileTrace(const Trace& trace, const std::string& output,
                                            const CompileOptions& options) {
   const Clock::time_point start = Clock::now();
-  const double cpu_at_start = ProcessCpuSeconds();
+  const double cpu_at_start = ProcessResourceUse().cpu_seconds;
   // Every kernel needs Slang: without it, one message, not one per kernel.
   if (absl::StatusOr<const SlangLibrary*> slang = ReplayerSlang(); !slang.ok())
     return slang.status();
@@ -567,8 +564,9 @@ absl::StatusOr<CompileReport> CompileTrace(const Trace& trace, const std::string
   }
   report.timeline = timeline.Spans();
   report.wall_seconds = SecondsSince(start);
-  report.cpu_seconds = ProcessCpuSeconds() - cpu_at_start;
-  report.peak_rss_bytes = PeakResidentBytes();
+  const ResourceUse used = ProcessResourceUse();
+  report.cpu_seconds = used.cpu_seconds - cpu_at_start;
+  report.peak_rss_bytes = used.peak_rss_bytes;
   for (const KernelOutcome& kernel : report.kernels) {
     report.app_compile_seconds += kernel.recorded_compile_seconds;
     if (kernel.critical_seconds() > report.critical_path_seconds) {

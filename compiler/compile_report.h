@@ -52,7 +52,8 @@ struct CompileReport {
   size_t module_groups_cached = 0;  // of them, taken unchanged from the cache
   double module_seconds = 0;
   double wall_seconds = 0;
-  // Of this process and the compilers it ran (ptxas), user and system.
+  // Of this process, its worker processes and the compilers it ran (ptxas),
+  // user and system.
   double cpu_seconds = 0;
   // The largest resident set of this process, its worker processes and the
   // compilers it ran: what one job may hold at its peak.
