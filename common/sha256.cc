@@ -4,6 +4,11 @@
 #include <bit>
 #include <cstring>
 
+#if defined(__x86_64__)
+#include <cpuid.h>
+#include <immintrin.h>
+#endif
+
 #include "absl/status/status.h"
 #include "fmt/format.h"
 
@@ -23,6 +28,8 @@ constexpr std::array<uint32_t, 64> kRoundConstants = {
     0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
 };
 
+constexpr size_t kBlockBytes = 64;
+
 // FIPS 180-4 section 5.3.3: fractional parts of the square roots of the first 8 primes.
 constexpr std::array<uint32_t, 8> kInitialState = {
     0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19,
@@ -39,6 +46,8 @@ void StoreBigEndian32(uint32_t value, uint8_t* p) {
   p[2] = static_cast<uint8_t>(value >> 8);
   p[3] = static_cast<uint8_t>(value);
 }
+
+void Compress(std::array<uint32_t, 8>& state, const uint8_t* blocks, size_t block_count);
 
 int HexValue(char c) {
   if (c >= '0' && c <= '9') return c - '0';
@@ -102,13 +111,13 @@ void Sha256::UpdateBytes(const uint8_t* data, size_t size) {
     data += taken;
     size -= taken;
     if (pending_size_ < kBlockSize) return;
-    CompressBlocks(pending_.data(), 1);
+    Compress(state_, pending_.data(), 1);
     pending_size_ = 0;
   }
   // Whole blocks are hashed straight from the caller's memory; only the tail is copied.
   const size_t whole_blocks = size / kBlockSize;
   if (whole_blocks > 0) {
-    CompressBlocks(data, whole_blocks);
+    Compress(state_, data, whole_blocks);
     data += whole_blocks * kBlockSize;
     size -= whole_blocks * kBlockSize;
   }
@@ -125,13 +134,13 @@ Digest Sha256::Finish() {
   pending_[pending_size_++] = 0x80;
   if (pending_size_ > kBlockSize - 8) {
     std::fill(pending_.begin() + pending_size_, pending_.end(), 0);
-    CompressBlocks(pending_.data(), 1);
+    Compress(state_, pending_.data(), 1);
     pending_size_ = 0;
   }
   std::fill(pending_.begin() + pending_size_, pending_.end() - 8, 0);
   StoreBigEndian32(static_cast<uint32_t>(bit_length >> 32), pending_.data() + kBlockSize - 8);
   StoreBigEndian32(static_cast<uint32_t>(bit_length), pending_.data() + kBlockSize - 4);
-  CompressBlocks(pending_.data(), 1);
+  Compress(state_, pending_.data(), 1);
 
   Digest digest;
   for (size_t i = 0; i < state_.size(); ++i) {
@@ -141,13 +150,15 @@ Digest Sha256::Finish() {
   return digest;
 }
 
-void Sha256::CompressBlocks(const uint8_t* blocks, size_t block_count) {
+namespace sha256_internal {
+
+void CompressPortable(std::array<uint32_t, 8>& state, const uint8_t* blocks, size_t block_count) {
   // Working variables live in locals so the compiler can keep them in registers across all
   // blocks instead of reloading the member array every round.
-  uint32_t h0 = state_[0], h1 = state_[1], h2 = state_[2], h3 = state_[3];
-  uint32_t h4 = state_[4], h5 = state_[5], h6 = state_[6], h7 = state_[7];
+  uint32_t h0 = state[0], h1 = state[1], h2 = state[2], h3 = state[3];
+  uint32_t h4 = state[4], h5 = state[5], h6 = state[6], h7 = state[7];
 
-  for (size_t block = 0; block < block_count; ++block, blocks += kBlockSize) {
+  for (size_t block = 0; block < block_count; ++block, blocks += kBlockBytes) {
     // Section 6.2.2 step 1: the message schedule.
     uint32_t w[64];
     for (int t = 0; t < 16; ++t) w[t] = LoadBigEndian32(blocks + 4 * t);
@@ -187,8 +198,85 @@ void Sha256::CompressBlocks(const uint8_t* blocks, size_t block_count) {
     h7 += h;
   }
 
-  state_ = {h0, h1, h2, h3, h4, h5, h6, h7};
+  state = {h0, h1, h2, h3, h4, h5, h6, h7};
 }
+
+#if defined(__x86_64__)
+
+bool HardwareSha256Available() {
+  // Probed once; the answer cannot change while the process runs. GCC 12's
+  // __builtin_cpu_supports does not know the SHA extensions: CPUID leaf 7
+  // says (EBX bit 29), leaf 1 for the SSSE3 and SSE4.1 the rounds need.
+  static const bool available = [] {
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx)) return false;
+    const bool ssse3_and_sse41 = (ecx & bit_SSSE3) && (ecx & bit_SSE4_1);
+    if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx)) return false;
+    return ssse3_and_sse41 && (ebx & (1u << 29)) != 0;
+  }();
+  return available;
+}
+
+// The SHA extensions keep the eight working variables in two registers,
+// as (A, B, E, F) and (C, D, G, H), and take the message four words at a time.
+__attribute__((target("sha,sse4.1,ssse3"))) void CompressHardware(std::array<uint32_t, 8>& state,
+                                                                  const uint8_t* blocks,
+                                                                  size_t block_count) {
+  const __m128i big_endian_words = _mm_set_epi64x(0x0c0d0e0f08090a0bULL, 0x0405060700010203ULL);
+  const __m128i dcba = _mm_loadu_si128(reinterpret_cast<const __m128i*>(&state[0]));
+  const __m128i hgfe = _mm_loadu_si128(reinterpret_cast<const __m128i*>(&state[4]));
+  const __m128i cdab = _mm_shuffle_epi32(dcba, 0xB1);
+  const __m128i efgh = _mm_shuffle_epi32(hgfe, 0x1B);
+  __m128i abef = _mm_alignr_epi8(cdab, efgh, 8);
+  __m128i cdgh = _mm_blend_epi16(efgh, cdab, 0xF0);
+
+  for (size_t block = 0; block < block_count; ++block, blocks += kBlockBytes) {
+    const __m128i abef_before = abef;
+    const __m128i cdgh_before = cdgh;
+    // The last four groups of four schedule words, group g in words[g % 4].
+    __m128i words[4];
+    for (int group = 0; group < 16; ++group) {
+      __m128i& current = words[group % 4];
+      if (group < 4) {
+        current =
+            _mm_shuffle_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blocks + 16 * group)),
+                             big_endian_words);
+      } else {
+        // W[t] = s1(W[t-2]) + W[t-7] + s0(W[t-15]) + W[t-16]: msg1 gives the
+        // last two terms, the shifted pair W[t-7], msg2 the s1 term.
+        const __m128i& last = words[(group - 1) % 4];
+        const __m128i& second_last = words[(group - 2) % 4];
+        __m128i next = _mm_sha256msg1_epu32(current, words[(group - 3) % 4]);
+        next = _mm_add_epi32(next, _mm_alignr_epi8(last, second_last, 4));
+        current = _mm_sha256msg2_epu32(next, last);
+      }
+      __m128i scheduled = _mm_add_epi32(
+          current, _mm_loadu_si128(reinterpret_cast<const __m128i*>(&kRoundConstants[4 * group])));
+      cdgh = _mm_sha256rnds2_epu32(cdgh, abef, scheduled);
+      scheduled = _mm_shuffle_epi32(scheduled, 0x0E);
+      abef = _mm_sha256rnds2_epu32(abef, cdgh, scheduled);
+    }
+    abef = _mm_add_epi32(abef, abef_before);
+    cdgh = _mm_add_epi32(cdgh, cdgh_before);
+  }
+
+  const __m128i feba = _mm_shuffle_epi32(abef, 0x1B);
+  const __m128i dchg = _mm_shuffle_epi32(cdgh, 0xB1);
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(&state[0]), _mm_blend_epi16(feba, dchg, 0xF0));
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(&state[4]), _mm_alignr_epi8(dchg, feba, 8));
+}
+
+#else
+
+bool HardwareSha256Available() { return false; }
+
+void CompressHardware(std::array<uint32_t, 8>& state, const uint8_t* blocks, size_t block_count) {
+  CompressPortable(state, blocks, block_count);
+}
+
+#endif
+
+}  // namespace sha256_internal
 
 Digest Sha256Of(std::string_view data) {
   Sha256 hasher;
@@ -202,4 +290,14 @@ Digest Sha256Of(std::span<const std::byte> data) {
   return hasher.Finish();
 }
 
+namespace {
+
+void Compress(std::array<uint32_t, 8>& state, const uint8_t* blocks, size_t block_count) {
+  if (sha256_internal::HardwareSha256Available())
+    sha256_internal::CompressHardware(state, blocks, block_count);
+  else
+    sha256_internal::CompressPortable(state, blocks, block_count);
+}
+
+}  // namespace
 }  // namespace spreplay

@@ -50,7 +50,6 @@ class Sha256 {
   static constexpr size_t kBlockSize = 64;
 
   void UpdateBytes(const uint8_t* data, size_t size);
-  void CompressBlocks(const uint8_t* blocks, size_t block_count);
   void Reset();
 
   std::array<uint32_t, 8> state_;
@@ -61,5 +60,18 @@ class Sha256 {
 
 Digest Sha256Of(std::string_view data);
 Digest Sha256Of(std::span<const std::byte> data);
+
+// The two compression functions, exposed so tests can check them against each
+// other. Each folds `block_count` 64-byte blocks into `state`.
+namespace sha256_internal {
+
+void CompressPortable(std::array<uint32_t, 8>& state, const uint8_t* blocks, size_t block_count);
+// x86's SHA extensions; a compile or an archive's load hashes hundreds of
+// megabytes of IR and machine code, at several times the portable speed.
+bool HardwareSha256Available();
+// Only call when HardwareSha256Available() is true.
+void CompressHardware(std::array<uint32_t, 8>& state, const uint8_t* blocks, size_t block_count);
+
+}  // namespace sha256_internal
 
 }  // namespace spreplay

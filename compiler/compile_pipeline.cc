@@ -53,8 +53,10 @@ struct KernelJob {
   bool optix = false;  // a ray-tracing program: archived as its PTX, for OptiX
   Digest proof;        // that the trace rebuilds this PTX, see NeedsReplay
   std::map<uint32_t, std::string> cubins;
+  Digest fatbin_name;  // in the cache, see FatbinName
   std::string fatbin;
-  bool reported = false;  // its progress line was printed
+  bool fatbin_cached = false;  // then no SASS is built or read for it
+  bool reported = false;       // its progress line was printed
   bool failed() const { return outcome.status != KernelOutcome::Status::kCompiled; }
   void Fail(std::string message) {
     outcome.status = KernelOutcome::Status::kFailed;
@@ -236,6 +238,19 @@ bool ProvenOverIr(const ModuleStage& modules, const CompileCache& cache, KernelJ
   return true;
 }
 
+// A kernel's fatbin is a function of its PTX, the arches and the tools that
+// build and pack its SASS (each SASS build is cached by the same rule); an
+// unchanged kernel takes it from the cache without building, reading or
+// packing SASS.
+Digest FatbinName(const KernelJob& job, const std::vector<uint32_t>& arches,
+                  const SassBuilder& builder, const FatbinPacker& packer) {
+  KeyHasher hasher("spreplay.fatbin.v1");
+  hasher.Hash(job.ptx_digest).Text(builder.identity()).Text(packer.identity());
+  hasher.Integer(static_cast<int64_t>(arches.size()));
+  for (uint32_t arch : arches) hasher.Integer(arch);
+  return hasher.Finish();
+}
+
 void BuildSass(const SassBuilder& builder, const CompileCache& cache, KernelJob& job, uint32_t arch,
                std::mutex& mutex) {
   const Digest name = KeyHasher("spreplay.sass.v1")
@@ -305,14 +320,18 @@ std::string ProgressLine(const KernelOutcome& outcome, size_t arch_count) {
   return fmt::format("FAILED {}: {}", outcome.label, outcome.message);
 }
 
-void PackFatbin(const FatbinPacker& packer, KernelJob& job) {
+void PackFatbin(const FatbinPacker& packer, const CompileCache& cache, KernelJob& job) {
   absl::StatusOr<uint32_t> ptx_arch = PtxTargetArch(job.ptx);
   if (!ptx_arch.ok()) return job.Fail(std::string(ptx_arch.status().message()));
   job.ptx_arch = *ptx_arch;
   if (job.optix) return;  // served as its PTX
-  absl::StatusOr<std::string> fatbin = packer.Pack(job.cubins, job.ptx, job.ptx_arch);
-  if (!fatbin.ok()) return job.Fail(std::string(fatbin.status().message()));
-  job.fatbin = *std::move(fatbin);
+  if (!job.fatbin_cached) {
+    absl::StatusOr<std::string> fatbin = packer.Pack(job.cubins, job.ptx, job.ptx_arch);
+    if (!fatbin.ok()) return job.Fail(std::string(fatbin.status().message()));
+    job.fatbin = *std::move(fatbin);
+    if (absl::Status status = cache.Put(job.fatbin_name, job.fatbin); !status.ok())
+      fmt::print(stderr, "spreplay: warning: {}\n", status);
+  }
   job.outcome.fatbin_bytes = job.fatbin.size();
 }
 
@@ -450,7 +469,15 @@ absl::StatusOr<CompileReport> CompileTrace(const Trace& trace, const std::string
   // serializations leave free.
   std::vector<std::pair<size_t, uint32_t>> builds;
   for (size_t i : longest_first) {
-    if (jobs[i].failed() || jobs[i].optix) continue;
+    KernelJob& job = jobs[i];
+    if (job.failed() || job.optix) continue;
+    job.fatbin_name = FatbinName(job, options.arches, **sass, *packer);
+    if (std::optional<std::string> fatbin = cache.Get(job.fatbin_name)) {
+      job.fatbin = *std::move(fatbin);
+      job.fatbin_cached = true;
+      for (uint32_t arch : options.arches) job.outcome.sass_seconds[arch] = 0;
+      continue;
+    }
     for (uint32_t arch : options.arches) builds.emplace_back(i, arch);
   }
   std::stable_sort(builds.begin(), builds.end(), [&](const auto& a, const auto& b) {
@@ -505,8 +532,9 @@ absl::StatusOr<CompileReport> CompileTrace(const Trace& trace, const std::string
   ParallelFor(jobs.size(), workers, [&](size_t item, size_t worker) {
     KernelJob& job = jobs[item];
     if (!job.failed()) {
-      const CompileTimeline::Scope span(timeline, "pack", job.outcome.label, worker);
-      PackFatbin(*packer, job);
+      std::optional<CompileTimeline::Scope> span;
+      if (!job.fatbin_cached) span.emplace(timeline, "pack", job.outcome.label, worker);
+      PackFatbin(*packer, cache, job);
     }
     if (job.failed()) report_progress(job);
   });

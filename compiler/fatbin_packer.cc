@@ -2,6 +2,7 @@
 
 #include <filesystem>
 
+#include "common/sha256.h"
 #include "common/whole_file.h"
 #include "compiler/scratch_dir.h"
 #include "compiler/subprocess.h"
@@ -15,7 +16,9 @@ absl::StatusOr<FatbinPacker> FatbinPacker::Create(const std::string& cuda_root) 
     return absl::NotFoundError(fmt::format(
         "fatbinary not found at {}: install the CUDA toolkit or point CUDA_HOME at it", fatbinary));
   }
-  return FatbinPacker(fatbinary);
+  absl::StatusOr<std::string> tool = ReadFile(fatbinary);
+  if (!tool.ok()) return tool.status();
+  return FatbinPacker(fatbinary, "fatbinary " + Sha256Of(*tool).ToHex());
 }
 
 absl::StatusOr<std::string> FatbinPacker::Pack(const std::map<uint32_t, std::string>& cubins,

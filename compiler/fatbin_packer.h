@@ -19,9 +19,14 @@ class FatbinPacker {
   absl::StatusOr<std::string> Pack(const std::map<uint32_t, std::string>& cubins,
                                    std::string_view ptx, uint32_t ptx_arch) const;
 
+  // The tool by its content, for keys: "fatbinary <its SHA-256>".
+  const std::string& identity() const { return identity_; }
+
  private:
-  explicit FatbinPacker(std::string fatbinary) : fatbinary_(std::move(fatbinary)) {}
+  FatbinPacker(std::string fatbinary, std::string identity)
+      : fatbinary_(std::move(fatbinary)), identity_(std::move(identity)) {}
   std::string fatbinary_;
+  std::string identity_;
 };
 
 // The ".target sm_NN" a PTX module declares, or an error.

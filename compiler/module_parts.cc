@@ -134,6 +134,23 @@ std::vector<std::vector<size_t>> ConsistentParts(const std::vector<RecordedProgr
   return parts;
 }
 
+// Whether a rebuild's error is Slang's verdict on the trace's sources, which
+// every compile of them reaches again: a diagnostic, IR that does not load,
+// a layout or an entry point's code that differs from the source's. An
+// internal error, or a worker process that died (also internal), may be
+// this run's alone; a rebuild that never ran is unknown.
+bool IsVerdictOnTheTrace(const absl::Status& status) {
+  switch (status.code()) {
+    case absl::StatusCode::kInvalidArgument:
+    case absl::StatusCode::kFailedPrecondition:
+    case absl::StatusCode::kNotFound:
+    case absl::StatusCode::kUnimplemented:
+      return true;
+    default:
+      return false;
+  }
+}
+
 // Why `program` does not stand for its modules, or "". `record`: its
 // kernel, or null for a module no kernel used.
 std::string FailureOf(const Trace& trace, const RecordedProgram& program,
@@ -209,6 +226,7 @@ PartitionOutcome DecidePart(const Trace& trace, const SessionGroup& group, const
                          "Slang's reflection of a module loaded from IR can crash on",
                          *declaring));
   }
+  PartitionOutcome outcome;
   absl::flat_hash_set<size_t> used;
   absl::flat_hash_set<size_t> used_by_kernels;
   absl::flat_hash_map<ModuleNodeKey, size_t> by_node_key;
@@ -217,6 +235,10 @@ PartitionOutcome DecidePart(const Trace& trace, const SessionGroup& group, const
   for (size_t p = 0; p < programs.size(); ++p) {
     if (records[p] && !verified.contains(records[p])) continue;
     const std::string reason = FailureOf(trace, programs[p], records[p], codes[p]);
+    // A rebuild whose PTX differs is a verdict too: where Slang's output
+    // varies from run to run, remembering it only keeps modules on source.
+    if (!codes[p].ok() && !IsVerdictOnTheTrace(codes[p].status()))
+      outcome.refused_by_this_run = true;
     std::vector<size_t> modules;
     if (serialized.uses[p].ok()) {
       modules = *serialized.uses[p];
@@ -237,7 +259,6 @@ PartitionOutcome DecidePart(const Trace& trace, const SessionGroup& group, const
       if (!reason.empty()) refusals.try_emplace(module, reason);
     }
   }
-  PartitionOutcome outcome;
   std::vector<bool> archived(serialized.modules.size(), false);
   for (size_t i = 0; i < serialized.modules.size(); ++i) {
     if (!used.contains(i)) continue;
@@ -337,6 +358,7 @@ GroupOutcome CombineParts(std::vector<PartitionOutcome> parts) {
   absl::flat_hash_map<Digest, std::string> names;
   GroupOutcome outcome;
   for (PartitionOutcome& part : parts) {
+    outcome.refused_by_this_run |= part.refused_by_this_run;
     for (auto& [key, module] : part.refused) {
       names.try_emplace(key, module.name);
       if (refused.insert(key).second) outcome.refused.push_back(std::move(module));

@@ -26,6 +26,7 @@ namespace spreplay {
 struct PartitionOutcome {
   std::vector<std::pair<ModuleMetadata, std::string>> archived;
   std::vector<std::pair<Digest, UnservedModule>> refused;
+  bool refused_by_this_run = false;  // as GroupOutcome's
 };
 
 // One part of a group (ConsistentParts): its programs are serialized in one

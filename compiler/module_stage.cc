@@ -250,6 +250,7 @@ ModuleStageReport ModuleStage::Finish(const std::vector<const KernelRecord*>& ve
     if (unbuilt != work.parts.end()) {
       state.outcomes[group].refused.push_back(
           {session_group.content, "*", state.parts[*unbuilt].builder_error});
+      state.outcomes[group].refused_by_this_run = true;
       continue;
     }
     std::vector<PartitionOutcome> decided;
@@ -280,10 +281,10 @@ ModuleStageReport ModuleStage::Finish(const std::vector<const KernelRecord*>& ve
         if (progress) progress(fmt::format("warning: {}", first.status().message()));
       }
     }
-    // An outcome with a refusal is not remembered: what refused may have
-    // been this run's environment (its NVRTC, say, or a builder that could
-    // not be made), not the trace.
-    if (all_stored && outcome.refused.empty() && state.cache.enabled()) {
+    // An outcome is remembered with its refusals when each is Slang's
+    // verdict on the trace (a user attribute, a diagnostic over IR): an
+    // unchanged trace would only be refused again.
+    if (all_stored && !outcome.refused_by_this_run && state.cache.enabled()) {
       if (absl::Status status = StoreModuleStageOutcome(state.cache, state.names[group], outcome);
           !status.ok() && progress)
         progress(fmt::format("warning: {}", status.message()));

@@ -9,8 +9,9 @@
 // of each of its programs and of each module the app asked for, with every
 // path and every file's content digest (paths go into archived metadata, and
 // content into the verdict), and the keys of the configuration's other
-// recorded kernels. A change to any of them names another entry. Only
-// outcomes without a refused module are stored (module_stage.cc).
+// recorded kernels. A change to any of them names another entry. An outcome
+// is stored with its refused modules unless one was refused by something of
+// that run rather than by the trace (GroupOutcome::refused_by_this_run).
 
 #include <optional>
 

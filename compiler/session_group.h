@@ -30,6 +30,11 @@ struct SessionGroup {
 struct GroupOutcome {
   std::vector<std::pair<ModuleMetadata, std::string>> archived;  // with its IR
   std::vector<UnservedModule> refused;
+  // Some refusal came from this run rather than from the trace: a worker
+  // process that died, a Slang that could not be set up, or an error Slang
+  // calls internal. Another compile of the same trace may decide otherwise,
+  // so such an outcome is not remembered.
+  bool refused_by_this_run = false;
 };
 
 }  // namespace spreplay

@@ -1,7 +1,8 @@
 // The modules stage's outcome, remembered per session configuration: an
 // unchanged configuration takes it from the cache with the same archive, and
 // any change the stage would see (a file's content, where the files lie)
-// names another entry.
+// names another entry. Refusals that are Slang's verdict on the trace are
+// remembered with it.
 
 #include "compiler/module_stage_cache.h"
 
@@ -19,7 +20,11 @@
 namespace spreplay {
 namespace {
 
+using ::testing::AnyOf;
+using ::testing::Contains;
 using ::testing::Each;
+using ::testing::Field;
+using ::testing::Not;
 using ::testing::StartsWith;
 
 ModuleMetadata LibraryModule() {
@@ -177,7 +182,33 @@ TEST_F(ModuleStageCacheCompileTest, AnUnchangedTraceTakesItsModulesFromTheCache)
   EXPECT_EQ(second.report.module_groups_cached, second.report.module_groups);
   EXPECT_EQ(second.report.modules_archived, first.report.modules_archived);
   EXPECT_EQ(ModulesOf(second), ModulesOf(first));
+  // Nor is any SASS built, read or packed: each kernel's fatbin is cached whole.
+  EXPECT_THAT(first.report.timeline, Contains(Field(&TimelineSpan::stage, "pack")));
+  EXPECT_THAT(second.report.timeline,
+              Each(Field(&TimelineSpan::stage, Not(AnyOf("sass", "pack")))));
   // The IR too: the archives are the same bytes.
+  EXPECT_EQ(ReadFile(second.archive_path).value_or(""), ReadFile(first.archive_path).value_or("-"));
+}
+
+// A module declaring a user attribute is refused by every compile of the
+// trace (module_parts.cc): Slang's verdict on the sources, remembered with
+// the rest, so the unchanged trace loads nothing from source again.
+TEST_F(ModuleStageCacheCompileTest, AnUnchangedTraceTakesItsRefusalsFromTheCacheToo) {
+  TempDir sources;
+  WriteSources(sources, R"([__AttributeUsage(_AttributeTargets.Function)]
+struct TunedAttribute { int level; };
+[Tuned(2)]
+public float helper_mul(float a, float b) { return a * b + 1.0f; }
+)");
+  const std::string trace = Record(sources);
+  const Compiled first = Compile(trace);
+  EXPECT_GT(first.report.modules_refused, 0u);
+  EXPECT_EQ(first.report.module_groups_cached, 0u);
+  const Compiled second = Compile(trace);
+  EXPECT_EQ(second.report.module_groups_cached, second.report.module_groups);
+  EXPECT_EQ(second.report.modules_refused, first.report.modules_refused);
+  EXPECT_EQ(second.report.module_seconds, 0.0);
+  // The same modules left to the source, with the same reasons.
   EXPECT_EQ(ReadFile(second.archive_path).value_or(""), ReadFile(first.archive_path).value_or("-"));
 }
 
