@@ -138,7 +138,9 @@ std::vector<std::vector<size_t>> ConsistentParts(const std::vector<RecordedProgr
 // every compile of them reaches again: a diagnostic, IR that does not load,
 // a layout or an entry point's code that differs from the source's. An
 // internal error, or a worker process that died (also internal), may be
-// this run's alone; a rebuild that never ran is unknown.
+// this run's alone; a rebuild that never ran is unknown. A rebuild whose PTX
+// differs from the recording's counts as a verdict: where Slang's output
+// varies from run to run, remembering it only keeps modules on source.
 bool IsVerdictOnTheTrace(const absl::Status& status) {
   switch (status.code()) {
     case absl::StatusCode::kInvalidArgument:
@@ -235,8 +237,6 @@ PartitionOutcome DecidePart(const Trace& trace, const SessionGroup& group, const
   for (size_t p = 0; p < programs.size(); ++p) {
     if (records[p] && !verified.contains(records[p])) continue;
     const std::string reason = FailureOf(trace, programs[p], records[p], codes[p]);
-    // A rebuild whose PTX differs is a verdict too: where Slang's output
-    // varies from run to run, remembering it only keeps modules on source.
     if (!codes[p].ok() && !IsVerdictOnTheTrace(codes[p].status()))
       outcome.refused_by_this_run = true;
     std::vector<size_t> modules;
