@@ -1,5 +1,6 @@
 #include <charconv>
 #include <cstdlib>
+#include <limits>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -22,7 +23,7 @@ constexpr std::string_view kUsage =
     "usage: spreplay compile TRACE... -o ARCHIVE [--arch 75,80,...] [--jobs N]\n"
     "                        [--cache DIR | --no-cache] [--sass auto|nvjitlink|ptxas] [--report "
     "FILE.json]\n"
-    "                        [--no-modules] [--programs-per-session N] [--shard K/N]\n";
+    "                        [--no-modules] [--programs-per-session N|all] [--shard K/N]\n";
 
 template <typename Number>
 bool ParseNumber(std::string_view text, Number& number) {
@@ -152,8 +153,11 @@ int RunCompile(std::span<char*> args) {
     } else if (arg == "--no-modules") {
       options.modules = false;
     } else if (arg == "--programs-per-session") {
-      if (!ParseNumber(value(), options.programs_per_session) || options.programs_per_session < 1)
-        return UsageError("--programs-per-session needs a positive number");
+      const std::string_view text = value();
+      if (text == "all")
+        options.programs_per_session = std::numeric_limits<size_t>::max();
+      else if (!ParseNumber(text, options.programs_per_session) || options.programs_per_session < 1)
+        return UsageError("--programs-per-session needs a positive number, or all");
     } else if (arg == "--report") {
       report_path = value();
     } else if (arg == "--sass") {

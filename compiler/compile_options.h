@@ -28,15 +28,16 @@ struct CompileOptions {
   // the runtime skips Slang's front end.
   bool modules = true;
   // The most programs the modules stage serializes in one Slang session; 0:
-  // a session configuration's programs all in one (ConsistentParts aside).
-  // Several let one configuration of hundreds of kernels load from source on
-  // several workers instead of one while the others wait (88 s of the 110 s
-  // slangpy's suite took on the H200), and each loads what they share
-  // (slangpy's library) once more. But a session of part of the programs
-  // loads their modules in another order than the app did: a module the app
-  // loaded without building a kernel may then find its imports under other
-  // names, be archived differently, and be served into an app's session
-  // beside a module the app holds already. So it is the user's choice.
+  // ProgramsPerSession decides from the jobs (compiler/module_parts.h).
+  // Several sessions let one configuration of hundreds of kernels load from
+  // source on several workers instead of one while the others wait (88 s of
+  // the 110 s slangpy's suite took on the H200). A session of part of the
+  // programs loads their modules in another order than the app did; a module
+  // the app loaded without building a kernel is then decided by the sessions
+  // that hold its imports, and every archived module's imports are checked
+  // across sessions (CombineParts), so what is archived is the same (slangpy's
+  // suite: the same module keys, archived and refused, in one session or 16).
+  // SIZE_MAX (`--programs-per-session all`): each configuration in one session.
   size_t programs_per_session = 0;
   // Build only shard `shard_index` (0-based) of `shard_count`: the kernels
   // whose key falls in it (KernelsOfShard), with their modules. `spreplay merge`

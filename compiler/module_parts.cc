@@ -289,8 +289,15 @@ PartitionOutcome DecidePart(const Trace& trace, const SessionGroup& group, const
   return outcome;
 }
 
+size_t ProgramsPerSession(size_t programs, const SessionSize& size) {
+  if (size.programs_per_session > 0) return std::min(size.programs_per_session, programs);
+  const size_t sessions =
+      std::clamp<size_t>(programs / kProgramsWorthASession, 1, std::max<size_t>(size.workers, 1));
+  return (programs + sessions - 1) / sessions;
+}
+
 GroupWork PrepareGroup(const Trace& trace, const SessionGroup& group, size_t group_index,
-                       size_t programs_per_session, std::vector<PartWork>& parts) {
+                       const SessionSize& size, std::vector<PartWork>& parts) {
   GroupWork work;
   std::vector<RecordedProgram> programs;
   std::vector<const KernelRecord*> records;
@@ -336,7 +343,7 @@ GroupWork PrepareGroup(const Trace& trace, const SessionGroup& group, size_t gro
   for (const std::vector<size_t>& indices : ConsistentParts(programs)) {
     // In recorded order, so that programs built from the same modules (one
     // test file's kernels, one feature's) mostly share a session.
-    const size_t most = programs_per_session > 0 ? programs_per_session : indices.size();
+    const size_t most = std::max<size_t>(ProgramsPerSession(indices.size(), size), 1);
     for (size_t first = 0; first < indices.size(); first += most) {
       PartWork part;
       part.group = group_index;

@@ -52,11 +52,26 @@ struct GroupWork {
   std::vector<size_t> parts;  // indices into the stage's parts
 };
 
+// How many of a configuration's programs one Slang session serializes.
+struct SessionSize {
+  size_t programs_per_session = 0;  // the user's choice; 0: ProgramsPerSession decides
+  size_t workers = 1;
+};
+
+// Each session loads what its programs share (slangpy's library) from
+// source again, which takes about as long as kProgramsWorthASession programs
+// of their own (slangpy's suite: 1.3 s, against 41 s for its 704 programs of
+// one configuration). So `programs` are split only into sessions of that
+// many at least, and into no more sessions than workers to run them: a
+// configuration of hundreds of kernels no longer serializes on one worker
+// while the others wait, and one of a few dozen pays its shared modules once.
+inline constexpr size_t kProgramsWorthASession = 64;
+size_t ProgramsPerSession(size_t programs, const SessionSize& size);
+
 // The group's programs, split into parts (added to `parts`) that its
-// sessions serialize and rebuild, of `programs_per_session` programs at most
-// (0: no limit).
+// sessions serialize and rebuild, of ProgramsPerSession programs at most.
 GroupWork PrepareGroup(const Trace& trace, const SessionGroup& group, size_t group_index,
-                       size_t programs_per_session, std::vector<PartWork>& parts);
+                       const SessionSize& size, std::vector<PartWork>& parts);
 
 // What `part`'s rebuilds over IR say of each module its programs use.
 // `kernel_modules`: the modules of every recorded kernel of the group.

@@ -118,6 +118,7 @@ ModuleStage::ModuleStage(const Trace& trace, const std::vector<const KernelRecor
   State& state = *state_;
   state.groups = GroupsOf(trace, candidates);
   const size_t count = state.groups.size();
+  const SessionSize size{programs_per_session, state.builders.size()};
   state.names.resize(count);
   state.outcomes.resize(count);
   state.works.resize(count);
@@ -132,7 +133,7 @@ ModuleStage::ModuleStage(const Trace& trace, const std::vector<const KernelRecor
       }
     }
     state.to_verify.push_back(i);
-    state.works[i] = PrepareGroup(trace, state.groups[i], i, programs_per_session, state.parts);
+    state.works[i] = PrepareGroup(trace, state.groups[i], i, size, state.parts);
   }
   std::vector<PartWork>& parts = state.parts;
   state.parts_longest_first.resize(parts.size());

@@ -64,8 +64,9 @@ struct RebuiltKernel {
 // later compiles archive those bytes; it also keeps each configuration's
 // outcome (compiler/module_stage_cache.h), which an unchanged configuration
 // takes instead of being serialized and rebuilt. A configuration's programs
-// are serialized `programs_per_session` at most to a session (0: no limit),
-// each session on any worker (PrepareGroup). `timeline`, if given, gets
+// are serialized `programs_per_session` at most to a session (0: as many as
+// ProgramsPerSession gives for `workers`), each session on any worker
+// (PrepareGroup). `timeline`, if given, gets
 // a span for every session serialized and every program rebuilt.
 class ModuleStage {
  public:

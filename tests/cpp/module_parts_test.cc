@@ -1,9 +1,11 @@
 // CombineParts: a session configuration verified in several sessions (parts)
 // archives a module once, only if every part that decided it passed it, and
-// only with its imports, whichever part decided them.
+// only with its imports, whichever part decided them. ProgramsPerSession:
+// how many sessions a configuration is split into.
 
 #include "compiler/module_parts.h"
 
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -83,6 +85,35 @@ TEST(CombinePartsTest, AModuleWhoseImportNoPartDecidedIsRefused) {
   EXPECT_TRUE(outcome.archived.empty());
   ASSERT_EQ(outcome.refused.size(), 1u);
   EXPECT_THAT(outcome.refused[0].reason, HasSubstr("which is not archived"));
+}
+
+TEST(ProgramsPerSessionTest, AConfigurationOfAFewDozenProgramsIsOneSession) {
+  EXPECT_EQ(ProgramsPerSession(30, {.workers = 16}), 30u);
+  EXPECT_EQ(ProgramsPerSession(2 * kProgramsWorthASession - 1, {.workers = 16}),
+            2 * kProgramsWorthASession - 1);
+  EXPECT_EQ(ProgramsPerSession(1, {.workers = 16}), 1u);
+}
+
+TEST(ProgramsPerSessionTest, AConfigurationOfHundredsIsSplitEvenlyIntoSessionsWorthTheirCost) {
+  // slangpy's suite: 704 programs of one configuration, on 16 jobs.
+  EXPECT_EQ(ProgramsPerSession(704, {.workers = 16}), 64u);  // 11 sessions
+  EXPECT_EQ(ProgramsPerSession(2 * kProgramsWorthASession, {.workers = 16}),
+            kProgramsWorthASession);
+  EXPECT_EQ(ProgramsPerSession(2 * kProgramsWorthASession + 1, {.workers = 16}),
+            kProgramsWorthASession + 1);
+}
+
+TEST(ProgramsPerSessionTest, NoMoreSessionsThanWorkers) {
+  EXPECT_EQ(ProgramsPerSession(704, {.workers = 2}), 352u);
+  EXPECT_EQ(ProgramsPerSession(705, {.workers = 2}), 353u);
+  EXPECT_EQ(ProgramsPerSession(704, {.workers = 1}), 704u);
+  EXPECT_EQ(ProgramsPerSession(704, {.workers = 0}), 704u);
+}
+
+TEST(ProgramsPerSessionTest, TheUsersChoiceWins) {
+  EXPECT_EQ(ProgramsPerSession(704, {.programs_per_session = 44, .workers = 2}), 44u);
+  EXPECT_EQ(ProgramsPerSession(30, {.programs_per_session = 1, .workers = 1}), 1u);
+  EXPECT_EQ(ProgramsPerSession(704, {.programs_per_session = SIZE_MAX, .workers = 16}), 704u);
 }
 
 }  // namespace

@@ -33,6 +33,7 @@ def compiles(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict]:
     return {"jobs1": compile_with(out, "jobs1", "--jobs", "1"),
             "jobs2": compile_with(out, "jobs2", "--jobs", "2"),
             "split": compile_with(out, "split", "--jobs", "2", "--programs-per-session", "3"),
+            "one-session": compile_with(out, "one-session", "--jobs", "2", "--programs-per-session", "all"),
             "from-source": compile_with(out, "from-source", "--jobs", "2", "--no-modules")}
 
 
@@ -45,7 +46,8 @@ def test_the_trace_is_one_session_configuration() -> None:
     assert len(kernels) == 8 and len({kernel["session"] for kernel in kernels}) == 1
 
 
-@pytest.mark.parametrize("name,jobs,sessions", [("jobs1", 1, 1), ("jobs2", 2, 1), ("split", 2, 3)])
+@pytest.mark.parametrize("name,jobs,sessions", [("jobs1", 1, 1), ("jobs2", 2, 1), ("split", 2, 3),
+                                                     ("one-session", 2, 1)])
 def test_each_kernel_is_compiled_once_over_its_modules_ir(compiles: dict[str, dict], name: str, jobs: int,
                                                           sessions: int) -> None:
     report = compiles[name]["report"]
@@ -91,7 +93,8 @@ def test_the_schedule_changes_nothing_archived(compiles: dict[str, dict]) -> Non
         return sorted((m["name"], m["key"]) for m in index["modules"]) + sorted(
             m["name"] for m in index["unservedModules"])
 
-    assert modules(compiles["jobs1"]) == modules(compiles["jobs2"]) == modules(compiles["split"])
+    assert (modules(compiles["jobs1"]) == modules(compiles["jobs2"]) == modules(compiles["split"])
+            == modules(compiles["one-session"]))
     assert modules(compiles["jobs1"]), "no module was archived"
     # Kernels: the same entries, blobs included, whether proven over IR on one
     # worker or two, or replayed from source.
@@ -99,7 +102,7 @@ def test_the_schedule_changes_nothing_archived(compiles: dict[str, dict]) -> Non
         return sorted(compiled["index"]["kernels"], key=lambda kernel: kernel["key"])
 
     assert (kernels(compiles["jobs1"]) == kernels(compiles["jobs2"]) == kernels(compiles["split"])
-            == kernels(compiles["from-source"]))
+            == kernels(compiles["one-session"]) == kernels(compiles["from-source"]))
     assert len(kernels(compiles["jobs1"])) == 8
 
 
