@@ -59,12 +59,15 @@ struct SessionSize {
 };
 
 // Each session loads what its programs share (slangpy's library) from
-// source again, which takes about as long as kProgramsWorthASession programs
-// of their own (slangpy's suite: 1.3 s, against 41 s for its 704 programs of
-// one configuration). So `programs` are split only into sessions of that
-// many at least, and into no more sessions than workers to run them: a
-// configuration of hundreds of kernels no longer serializes on one worker
-// while the others wait, and one of a few dozen pays its shared modules once.
+// source again, which takes about as long as a few dozen programs of their
+// own: 1.3 s a session on the 2-core CPU machine (the synthetic trace's 30
+// programs split 1 to 15 ways), against 41 s for the 704 programs of
+// slangpy's suite's largest configuration in one session. So `programs` are
+// split only into sessions of kProgramsWorthASession at least, and into no
+// more sessions than workers to run them: a configuration of hundreds of
+// kernels no longer serializes on one worker while the others wait, and one
+// of a few dozen pays its shared modules once. Each session running at once
+// holds its own Slang (about 0.7 GB for the suite's).
 inline constexpr size_t kProgramsWorthASession = 64;
 size_t ProgramsPerSession(size_t programs, const SessionSize& size);
 
