@@ -290,10 +290,11 @@ PartitionOutcome DecidePart(const Trace& trace, const SessionGroup& group, const
 }
 
 size_t ProgramsPerSession(size_t programs, const SessionSize& size) {
-  if (size.programs_per_session > 0) return std::min(size.programs_per_session, programs);
+  if (size.programs_per_session > 0)
+    return std::clamp<size_t>(programs, 1, size.programs_per_session);
   const size_t sessions =
       std::clamp<size_t>(programs / kProgramsWorthASession, 1, std::max<size_t>(size.workers, 1));
-  return (programs + sessions - 1) / sessions;
+  return std::max<size_t>((programs + sessions - 1) / sessions, 1);
 }
 
 GroupWork PrepareGroup(const Trace& trace, const SessionGroup& group, size_t group_index,
@@ -343,7 +344,7 @@ GroupWork PrepareGroup(const Trace& trace, const SessionGroup& group, size_t gro
   for (const std::vector<size_t>& indices : ConsistentParts(programs)) {
     // In recorded order, so that programs built from the same modules (one
     // test file's kernels, one feature's) mostly share a session.
-    const size_t most = std::max<size_t>(ProgramsPerSession(indices.size(), size), 1);
+    const size_t most = ProgramsPerSession(indices.size(), size);
     for (size_t first = 0; first < indices.size(); first += most) {
       PartWork part;
       part.group = group_index;

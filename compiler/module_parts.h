@@ -69,7 +69,7 @@ struct SessionSize {
 // of a few dozen pays its shared modules once. Each session running at once
 // holds its own Slang (about 0.7 GB for the suite's).
 inline constexpr size_t kProgramsWorthASession = 64;
-size_t ProgramsPerSession(size_t programs, const SessionSize& size);
+size_t ProgramsPerSession(size_t programs, const SessionSize& size);  // 1 at least
 
 // The group's programs, split into parts (added to `parts`) that its
 // sessions serialize and rebuild, of ProgramsPerSession programs at most.
