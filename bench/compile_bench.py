@@ -1,16 +1,20 @@
 """`spreplay compile` of recorded traces, next to the JIT the app spent on the
 same kernels: wall and CPU time, the critical path (the slowest kernel's
-chain, the least any number of jobs could take), peak memory, and the
-recompile of an unchanged trace from the cache. Needs no GPU.
+chain, the least any number of jobs could take), peak memory, the recompile
+of an unchanged trace from the cache, and the recompile of a trace that adds
+one call site (its last kernel) to one compiled into the cache. Needs no GPU.
 
     python bench/compile_bench.py --out DIR [--jobs N] [--arch 90|default]
-                                  [--traces demo synthetic slangpy-suite]
+                                  [--traces demo synthetic slangpy-suite] [--record-synthetic]
 
 The traces, recorded on an H200 under the slangpy installed here:
   demo           tests/fixtures/h200/slangpy-VERSION/*.capnp, together, as make demo compiles them
   synthetic      bench/traces/synthetic-slangpy-VERSION.capnp (bench/workloads/synthetic)
   slangpy-suite  bench/traces/slangpy-suite-slangpy-VERSION.capnp.xz (slangpy's own tests)
-One not recorded under this slangpy is skipped, and said so. Writes
+One not recorded under this slangpy is skipped, and said so.
+--record-synthetic records the synthetic workload on this machine first (a
+CUDA GPU), so that its kernels' JIT, which the compile is weighed against,
+ran on the same CPU as the compile. Writes
 DIR/compile_bench.json, DIR/compile-bench.md and every compile's log and
 report under DIR/compile-bench/.
 """
@@ -33,14 +37,28 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from app_output import clean_environment, fixture_traces  # noqa: E402
+from trace_prefix import kernel_keys, without_last_kernel  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 TRACE_NAMES = ("demo", "synthetic", "slangpy-suite")
 
 
-def traces_of(name: str, version: str, scratch: Path) -> list[Path]:
+def recorded_here(scratch: Path) -> Path:
+    """The synthetic workload's trace, recorded by running it on this machine."""
+    trace = scratch / "synthetic-recorded-here.capnp"
+    app = ROOT / "bench" / "workloads" / "synthetic" / "app.py"
+    run = subprocess.run([sys.executable, str(app)], env=clean_environment(SLANGPY_RECORD=str(trace)),
+                         capture_output=True, text=True)
+    if run.returncode != 0 or not trace.exists():
+        raise SystemExit(f"compile_bench: recording the synthetic workload failed ({run.returncode}):\n{run.stderr}")
+    return trace
+
+
+def traces_of(name: str, version: str, scratch: Path, record_synthetic: bool) -> list[Path]:
     if name == "demo":
         return fixture_traces(ROOT)
+    if name == "synthetic" and record_synthetic:
+        return [recorded_here(scratch)]
     stored = ROOT / "bench" / "traces" / f"{name}-slangpy-{version}.capnp"
     if stored.exists():
         return [stored]
@@ -52,8 +70,21 @@ def traces_of(name: str, version: str, scratch: Path) -> list[Path]:
     return [unpacked]
 
 
-def tree_resident_bytes(root: int) -> int:
-    """The resident memory of `root` and every process below it, now."""
+def proportional_bytes(pid: int) -> int:
+    """The memory `pid` holds, with each page it shares counted in proportion
+    (PSS): forked workers share most of their parent's pages, which a sum of
+    resident sizes would count once per process."""
+    try:
+        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+            if line.startswith("Pss:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, IndexError, ValueError):
+        pass
+    return 0
+
+
+def tree_proportional_bytes(root: int) -> int:
+    """The memory of `root` and every process below it, now."""
     parents: dict[int, int] = {}
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit():
@@ -69,13 +100,7 @@ def tree_resident_bytes(root: int) -> int:
         children = [pid for pid, ppid in parents.items() if ppid == parent and pid not in tree]
         tree.update(children)
         frontier.extend(children)
-    total = 0
-    for pid in tree:
-        try:
-            total += int(Path(f"/proc/{pid}/statm").read_text().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-        except (OSError, IndexError, ValueError):
-            pass
-    return total
+    return sum(proportional_bytes(pid) for pid in tree)
 
 
 @dataclass
@@ -83,7 +108,7 @@ class CompileRun:
     wall_s: float
     cpu_s: float
     peak_process_bytes: int  # the largest single process, from the kernel's accounting
-    peak_total_bytes: int  # every process of the compile at once, sampled
+    peak_total_bytes: int  # every process of the compile at once (PSS), sampled
     report: dict
 
 
@@ -102,7 +127,7 @@ def run_compile(name: str, traces: list[Path], logs: Path, jobs: int, arch: str,
         def sample() -> None:
             nonlocal peak_total
             while not finished.wait(0.25):
-                peak_total = max(peak_total, tree_resident_bytes(process.pid))
+                peak_total = max(peak_total, tree_proportional_bytes(process.pid))
 
         sampler = threading.Thread(target=sample, daemon=True)
         sampler.start()
@@ -121,6 +146,31 @@ def run_compile(name: str, traces: list[Path], logs: Path, jobs: int, arch: str,
                       report=json.loads(report.read_text()))
 
 
+def one_call_site_added(name: str, traces: list[Path], logs: Path, jobs: int, arch: str) -> dict:
+    """The compile of `traces` into a cache that holds the compile of the same
+    traces less one trace's last kernel, one no other trace records."""
+    spreplay = [sys.executable, "-m", "spreplay"]
+    fewer = logs / "without-its-last-kernel.capnp"
+    for cut in reversed(range(len(traces))):
+        left_out = without_last_kernel(spreplay, traces[cut], fewer)
+        if not any(left_out in kernel_keys(spreplay, other) for other in traces if other != traces[cut]):
+            break
+    else:
+        raise SystemExit(f"compile_bench: every last kernel of {name}'s traces is another trace's too")
+    cache = Path(tempfile.mkdtemp(prefix="spreplay-compile-bench-cache-"))
+    try:
+        before = run_compile(f"{name}-without-its-last-call-site",
+                             [*traces[:cut], fewer, *traces[cut + 1:]], logs, jobs, arch, cache)
+        added = run_compile(f"{name}-one-call-site-added", traces, logs, jobs, arch, cache)
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)
+        fewer.unlink(missing_ok=True)
+    compiled_before = {kernel["key"] for kernel in before.report["kernels"]}
+    new = [kernel for kernel in added.report["kernels"] if kernel["key"] not in compiled_before]
+    return {"wall_s": added.wall_s, "cpu_s": added.cpu_s, "kernels": [kernel["label"] for kernel in new],
+            "app_recorded_jit_s": sum(kernel["recordedCompileSeconds"] for kernel in new)}
+
+
 def measure(name: str, traces: list[Path], logs: Path, jobs: int, arch: str) -> dict:
     cold = run_compile(f"{name}-cold", traces, logs, jobs, arch, cache=None)
     cache = Path(tempfile.mkdtemp(prefix="spreplay-compile-bench-cache-"))
@@ -129,14 +179,18 @@ def measure(name: str, traces: list[Path], logs: Path, jobs: int, arch: str) -> 
         unchanged = run_compile(f"{name}-unchanged", traces, logs, jobs, arch, cache)
     finally:
         shutil.rmtree(cache, ignore_errors=True)
+    added = one_call_site_added(name, traces, logs, jobs, arch)
     report = cold.report
     app = report["appCompileSeconds"]
+    slowest = max((kernel["recordedCompileSeconds"] for kernel in report["kernels"]), default=0)
     return {
         "traces": [str(trace.relative_to(ROOT)) if trace.is_relative_to(ROOT) else trace.name for trace in traces],
         "kernels": len(report["kernels"]),
         "failed": sum(kernel["status"] != "compiled" for kernel in report["kernels"]),
         "modules_archived": report["modulesArchived"],
         "app_recorded_jit_s": app,
+        "app_slowest_kernel_s": slowest,
+        "wall_over_app_slowest_kernel": cold.wall_s / slowest if slowest else None,
         "wall_s": cold.wall_s,
         "cpu_s": cold.cpu_s,
         "critical_path_s": report["criticalPathSeconds"],
@@ -145,31 +199,36 @@ def measure(name: str, traces: list[Path], logs: Path, jobs: int, arch: str) -> 
         "wall_over_app_jit": cold.wall_s / app if app else None,
         "cpu_over_app_jit": cold.cpu_s / app if app else None,
         "peak_rss_one_process_bytes": cold.peak_process_bytes,
-        "peak_rss_all_processes_bytes": cold.peak_total_bytes,
+        "peak_pss_all_processes_bytes": cold.peak_total_bytes,
         "into_empty_cache_wall_s": into_empty_cache.wall_s,
         "unchanged_recompile_wall_s": unchanged.wall_s,
+        "one_call_site_added": added,
     }
 
 
 def markdown(results: dict) -> str:
     lines = [
         f"`spreplay compile --jobs {results['jobs']} --arch {results['arch']}`, slangpy {results['slangpy']}, "
-        f"{results['cpus']} CPUs, {results['date']}.",
+        f"{results['cpus']} CPUs, {results['date']}"
+        + ("; the synthetic workload recorded on this machine." if results["synthetic_recorded_here"] else "."),
         "",
-        "| trace | kernels | the app's recorded JIT | compile wall | CPU (÷ app) | critical path (wall ÷ it) "
-        "| peak RSS: largest process / all | unchanged trace |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+        "| trace | kernels | the app's recorded JIT | compile wall (÷ the app's slowest kernel) | CPU (÷ app) "
+        "| critical path (wall ÷ it) | peak memory: largest process (RSS) / all (PSS) | unchanged trace "
+        "| one call site added (its app JIT) |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for name, row in results["traces"].items():
         if "skipped" in row:
-            lines.append(f"| {name} | skipped: {row['skipped']} | | | | | | |")
+            lines.append(f"| {name} | skipped: {row['skipped']} | | | | | | | |")
             continue
         lines.append(
             f"| {name} | {row['kernels']} ({row['failed']} failed) | {row['app_recorded_jit_s']:.1f} s "
-            f"| {row['wall_s']:.1f} s | {row['cpu_s']:.1f} s ({row['cpu_over_app_jit']:.2f}×) "
+            f"| {row['wall_s']:.1f} s ({row['wall_over_app_slowest_kernel']:.2f}× {row['app_slowest_kernel_s']:.1f} s) "
+            f"| {row['cpu_s']:.1f} s ({row['cpu_over_app_jit']:.2f}×) "
             f"| {row['critical_path_s']:.1f} s ({row['wall_over_critical_path']:.2f}×) "
-            f"| {row['peak_rss_one_process_bytes'] / 1e9:.2f} / {row['peak_rss_all_processes_bytes'] / 1e9:.2f} GB "
-            f"| {row['unchanged_recompile_wall_s']:.1f} s |")
+            f"| {row['peak_rss_one_process_bytes'] / 1e9:.2f} / {row['peak_pss_all_processes_bytes'] / 1e9:.2f} GB "
+            f"| {row['unchanged_recompile_wall_s']:.1f} s "
+            f"| {row['one_call_site_added']['wall_s']:.1f} s ({row['one_call_site_added']['app_recorded_jit_s']:.1f} s) |")
     return "\n".join(lines) + "\n"
 
 
@@ -179,16 +238,19 @@ def main() -> int:
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--arch", default="90", help="as spreplay compile's --arch, or 'default' for its own set")
     parser.add_argument("--traces", nargs="+", choices=TRACE_NAMES, default=list(TRACE_NAMES))
+    parser.add_argument("--record-synthetic", action="store_true",
+                        help="record the synthetic workload on this machine (needs a CUDA GPU) and compile that trace")
     args = parser.parse_args()
     logs = args.out / "compile-bench"
     logs.mkdir(parents=True, exist_ok=True)
     version = importlib.metadata.version("slangpy")
     results: dict = {"slangpy": version, "jobs": args.jobs, "arch": args.arch, "cpus": os.cpu_count(),
-                     "date": time.strftime("%Y-%m-%d"), "traces": {}}
+                     "date": time.strftime("%Y-%m-%d"), "synthetic_recorded_here": args.record_synthetic,
+                     "traces": {}}
     scratch = Path(tempfile.mkdtemp(prefix="spreplay-compile-bench-"))
     try:
         for name in args.traces:
-            traces = traces_of(name, version, scratch)
+            traces = traces_of(name, version, scratch, args.record_synthetic)
             if not traces:
                 print(f"compile_bench: {name}: no trace recorded under slangpy {version}; skipped", file=sys.stderr)
                 results["traces"][name] = {"skipped": f"no trace recorded under slangpy {version}"}

@@ -6,6 +6,7 @@
 #include <span>
 #include <type_traits>
 
+#include "absl/container/btree_set.h"
 #include "absl/container/flat_hash_map.h"
 #include "common/fmt_absl.h"
 #include "compiler/ptx_comparison.h"
@@ -112,10 +113,11 @@ bool Agree(const Map& program, const Map& part) {
 // `load_program` makes of `additional_source` per process); a Slang session
 // holds one of each, so each version's programs are serialized and verified
 // in a session of their own.
-std::vector<std::vector<size_t>> ConsistentParts(const std::vector<RecordedProgram>& programs) {
+std::vector<std::vector<size_t>> ConsistentParts(const std::vector<RecordedProgram>& programs,
+                                                 std::span<const size_t> indices) {
   std::vector<std::vector<size_t>> parts;
   std::vector<SessionContents> contents_of_part;
-  for (size_t p = 0; p < programs.size(); ++p) {
+  for (size_t p : indices) {
     const SessionContents contents = ContentsOf(programs[p]);
     size_t part = 0;
     while (part < parts.size() &&
@@ -204,7 +206,43 @@ absl::flat_hash_set<ModuleNodeKey> KernelModules(const Trace& trace, const Sessi
   return modules;
 }
 
+absl::flat_hash_map<ModuleNodeKey, size_t> ModulesByNodeKey(const SerializedSession& serialized) {
+  absl::flat_hash_map<ModuleNodeKey, size_t> by_node_key;
+  for (size_t i = 0; i < serialized.modules.size(); ++i)
+    by_node_key.try_emplace(NodeKeyOf(*serialized.modules[i].description), i);
+  return by_node_key;
+}
+
+// The modules (indices into its serialized session) program `p` of `part`
+// used: as the session found them, or, where it did not get that far, those
+// of its tree.
+std::vector<size_t> ModulesOf(const PartWork& part, size_t p,
+                              const absl::flat_hash_map<ModuleNodeKey, size_t>& by_node_key) {
+  if (part.serialized.uses[p].ok()) return *part.serialized.uses[p];
+  std::vector<size_t> modules;
+  ForEachDistinctNode(part.programs[p].program, [&](const Component& node) {
+    if (auto it = by_node_key.find(NodeKeyOf(node));
+        node.kind == Component::Kind::kModule && it != by_node_key.end())
+      modules.push_back(it->second);
+  });
+  return modules;
+}
+
 }  // namespace
+
+std::vector<ModuleNodeKey> ModulesLeftToKernels(
+    const PartWork& part, const absl::flat_hash_set<ModuleNodeKey>& kernel_modules) {
+  const absl::flat_hash_map<ModuleNodeKey, size_t> by_node_key = ModulesByNodeKey(part.serialized);
+  absl::btree_set<ModuleNodeKey> left;
+  for (size_t p = 0; p < part.programs.size(); ++p) {
+    if (part.records[p]) continue;
+    for (size_t module : ModulesOf(part, p, by_node_key)) {
+      ModuleNodeKey key = NodeKeyOf(*part.serialized.modules[module].description);
+      if (kernel_modules.contains(key)) left.insert(std::move(key));
+    }
+  }
+  return {left.begin(), left.end()};
+}
 
 PartitionOutcome DecidePart(const Trace& trace, const SessionGroup& group, const PartWork& part,
                             const std::vector<std::string>& request_directories,
@@ -231,25 +269,13 @@ PartitionOutcome DecidePart(const Trace& trace, const SessionGroup& group, const
   PartitionOutcome outcome;
   absl::flat_hash_set<size_t> used;
   absl::flat_hash_set<size_t> used_by_kernels;
-  absl::flat_hash_map<ModuleNodeKey, size_t> by_node_key;
-  for (size_t i = 0; i < serialized.modules.size(); ++i)
-    by_node_key.try_emplace(NodeKeyOf(*serialized.modules[i].description), i);
+  const absl::flat_hash_map<ModuleNodeKey, size_t> by_node_key = ModulesByNodeKey(serialized);
   for (size_t p = 0; p < programs.size(); ++p) {
     if (records[p] && !verified.contains(records[p])) continue;
     const std::string reason = FailureOf(trace, programs[p], records[p], codes[p]);
     if (!codes[p].ok() && !IsVerdictOnTheTrace(codes[p].status()))
       outcome.refused_by_this_run = true;
-    std::vector<size_t> modules;
-    if (serialized.uses[p].ok()) {
-      modules = *serialized.uses[p];
-    } else {
-      ForEachDistinctNode(programs[p].program, [&](const Component& node) {
-        if (auto it = by_node_key.find(NodeKeyOf(node));
-            node.kind == Component::Kind::kModule && it != by_node_key.end())
-          modules.push_back(it->second);
-      });
-    }
-    for (size_t module : modules) {
+    for (size_t module : ModulesOf(part, p, by_node_key)) {
       // A module's layout says nothing for the kernels built with it.
       if (!records[p] &&
           kernel_modules.contains(NodeKeyOf(*serialized.modules[module].description)))
@@ -297,11 +323,8 @@ size_t ProgramsPerSession(size_t programs, const SessionSize& size) {
   return std::max<size_t>((programs + sessions - 1) / sessions, 1);
 }
 
-GroupWork PrepareGroup(const Trace& trace, const SessionGroup& group, size_t group_index,
-                       const SessionSize& size, std::vector<PartWork>& parts) {
+GroupWork GatherGroup(const Trace& trace, const SessionGroup& group) {
   GroupWork work;
-  std::vector<RecordedProgram> programs;
-  std::vector<const KernelRecord*> records;
   for (const KernelRecord* record : group.kernels) {
     // Under the names the app gave its modules: wrappers that differ in
     // their derived names alone are archived, and verified, one by one.
@@ -310,13 +333,11 @@ GroupWork PrepareGroup(const Trace& trace, const SessionGroup& group, size_t gro
     absl::StatusOr<Snapshot> snapshot = SnapshotFor(trace, *program);
     if (!snapshot.ok()) continue;
     work.snapshots.push_back(*std::move(snapshot));
-    programs.push_back(
+    work.programs.push_back(
         {*program, &work.snapshots.back(), record->entry_point_index, record->target_index});
-    records.push_back(record);
+    work.records.push_back(record);
   }
   work.kernel_modules = KernelModules(trace, group);
-  // The modules the app asked for that no recorded kernel was built with,
-  // each a program of its own.
   absl::flat_hash_set<ModuleNodeKey> unused;
   for (const ModuleLoadRecord* load : group.loads) {
     absl::StatusOr<ComponentPtr> module = trace.ModuleOf(*load);
@@ -326,14 +347,14 @@ GroupWork PrepareGroup(const Trace& trace, const SessionGroup& group, size_t gro
     absl::StatusOr<Snapshot> snapshot = SnapshotFor(trace, *module);
     if (!snapshot.ok()) continue;
     work.snapshots.push_back(*std::move(snapshot));
-    programs.push_back({*module, &work.snapshots.back(), 0, 0});
-    records.push_back(nullptr);
+    work.programs.push_back({*module, &work.snapshots.back(), 0, 0});
+    work.records.push_back(nullptr);
   }
   // Modules asked for by absolute path outside every root of the session
   // (sgl's load_program(path)): their files are rooted at the request's
   // directory, which a request from a moved app names anew.
   std::vector<std::string> requested_by_path;
-  for (const RecordedProgram& program : programs) {
+  for (const RecordedProgram& program : work.programs) {
     ForEachDistinctNode(program.program, [&](const Component& node) {
       if (node.kind == Component::Kind::kModule && !node.source &&
           node.requested_name.starts_with('/'))
@@ -341,7 +362,12 @@ GroupWork PrepareGroup(const Trace& trace, const SessionGroup& group, size_t gro
     });
   }
   work.request_directories = RequestDirectories(group.config, requested_by_path);
-  for (const std::vector<size_t>& indices : ConsistentParts(programs)) {
+  return work;
+}
+
+void SplitIntoParts(GroupWork& work, std::span<const size_t> programs, size_t group_index,
+                    const SessionSize& size, std::vector<PartWork>& parts) {
+  for (const std::vector<size_t>& indices : ConsistentParts(work.programs, programs)) {
     // In recorded order, so that programs built from the same modules (one
     // test file's kernels, one feature's) mostly share a session.
     const size_t most = ProgramsPerSession(indices.size(), size);
@@ -350,15 +376,15 @@ GroupWork PrepareGroup(const Trace& trace, const SessionGroup& group, size_t gro
       part.group = group_index;
       const size_t end = std::min(indices.size(), first + most);
       for (size_t p : std::span(indices).subspan(first, end - first)) {
-        part.programs.push_back(programs[p]);
-        part.records.push_back(records[p]);
-        if (records[p]) part.recorded_seconds += records[p]->compile_seconds;
+        part.programs.push_back(work.programs[p]);
+        part.records.push_back(work.records[p]);
+        part.indices.push_back(p);
+        if (work.records[p]) part.recorded_seconds += work.records[p]->compile_seconds;
       }
       work.parts.push_back(parts.size());
       parts.push_back(std::move(part));
     }
   }
-  return work;
 }
 
 GroupOutcome CombineParts(std::vector<PartitionOutcome> parts) {

@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <deque>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -35,6 +36,7 @@ struct PartWork {
   size_t group = 0;
   std::vector<RecordedProgram> programs;
   std::vector<const KernelRecord*> records;  // null for a module no kernel used
+  std::vector<size_t> indices;               // of each program in its GroupWork
   SerializedSession serialized;
   std::vector<absl::StatusOr<std::string>> codes;
   std::vector<double> rebuild_seconds;
@@ -44,12 +46,16 @@ struct PartWork {
   std::string builder_error;  // why no Slang could be set up to serialize it, if so
 };
 
-// What the parts of one group share.
+// One group's programs, and what its parts share.
 struct GroupWork {
   std::deque<Snapshot> snapshots;  // stable addresses for RecordedProgram
+  std::vector<RecordedProgram> programs;
+  std::vector<const KernelRecord*> records;  // null for a module no kernel used
   absl::flat_hash_set<ModuleNodeKey> kernel_modules;
   std::vector<std::string> request_directories;
-  std::vector<size_t> parts;  // indices into the stage's parts
+  std::vector<size_t> parts;  // indices into the stage's parts, to verify
+  // The outcomes of the group's other parts, which the cache remembered.
+  std::vector<PartitionOutcome> remembered;
 };
 
 // How many of a configuration's programs one Slang session serializes.
@@ -71,10 +77,15 @@ struct SessionSize {
 inline constexpr size_t kProgramsWorthASession = 64;
 size_t ProgramsPerSession(size_t programs, const SessionSize& size);  // 1 at least
 
-// The group's programs, split into parts (added to `parts`) that its
-// sessions serialize and rebuild, of ProgramsPerSession programs at most.
-GroupWork PrepareGroup(const Trace& trace, const SessionGroup& group, size_t group_index,
-                       const SessionSize& size, std::vector<PartWork>& parts);
+// The group's programs: each kernel's that compile may archive, then each
+// module the app asked for that no recorded kernel was built with.
+GroupWork GatherGroup(const Trace& trace, const SessionGroup& group);
+
+// `programs` (indices into work.programs), split into parts (added to
+// `parts`, and to work.parts) that sessions serialize and rebuild, of
+// ProgramsPerSession programs at most.
+void SplitIntoParts(GroupWork& work, std::span<const size_t> programs, size_t group_index,
+                    const SessionSize& size, std::vector<PartWork>& parts);
 
 // What `part`'s rebuilds over IR say of each module its programs use.
 // `kernel_modules`: the modules of every recorded kernel of the group.
@@ -84,6 +95,13 @@ PartitionOutcome DecidePart(const Trace& trace, const SessionGroup& group, const
                             const std::vector<std::string>& request_directories,
                             const absl::flat_hash_set<ModuleNodeKey>& kernel_modules,
                             const absl::flat_hash_set<const KernelRecord*>& verified);
+
+// The modules that `part`'s modules no kernel used (its programs without a
+// record) use and a recorded kernel of the group was built with: DecidePart
+// leaves those to the kernels, so the part's outcome holds only while each
+// of them is still a kernel's.
+std::vector<ModuleNodeKey> ModulesLeftToKernels(
+    const PartWork& part, const absl::flat_hash_set<ModuleNodeKey>& kernel_modules);
 
 // A module that several parts use (slangpy's library, say) is archived
 // once, and only if it passed in every part that used it.

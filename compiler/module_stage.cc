@@ -32,6 +32,10 @@ struct ModuleStage::State {
   std::vector<GroupOutcome> outcomes;
   std::vector<size_t> to_verify;  // the groups the cache had no outcome for
   std::vector<GroupWork> works;   // per group
+  // Per group, with the cache: each program's ModuleProgramIdentity, and the
+  // parts it is verified in this time, remembered or not, by those identities.
+  std::vector<std::vector<Digest>> identities;
+  std::vector<std::vector<std::vector<PartProgram>>> parts_of_group;
   std::vector<PartWork> parts;
   std::vector<size_t> parts_longest_first;
   std::vector<std::pair<size_t, size_t>> rebuilds;  // (part, program)
@@ -58,6 +62,101 @@ struct ModuleStage::State {
         builder_errors[worker] = std::string(builder.status().message());
     }
     return builders[worker].get();
+  }
+
+  // Takes each part of `group` the cache remembers whole, and returns the
+  // group's other programs: those to verify.
+  std::vector<size_t> TakeRememberedParts(size_t group) {
+    GroupWork& work = works[group];
+    std::vector<size_t> unverified;
+    if (!cache.enabled()) {
+      for (size_t p = 0; p < work.programs.size(); ++p) unverified.push_back(p);
+      return unverified;
+    }
+    std::vector<Digest>& ids = identities[group];
+    absl::flat_hash_map<Digest, size_t> program_of;
+    for (size_t p = 0; p < work.programs.size(); ++p) {
+      ids.push_back(ModuleProgramIdentity(trace, work.records[p], work.programs[p].program));
+      program_of.try_emplace(ids.back(), p);
+    }
+    std::vector<bool> remembered(work.programs.size(), false);
+    for (std::vector<PartProgram>& part : LoadModuleStageParts(cache, groups[group])) {
+      std::optional<std::vector<size_t>> programs = Whole(work, part, program_of, remembered);
+      if (!programs) continue;
+      std::vector<Digest> part_ids;
+      for (const PartProgram& program : part) part_ids.push_back(program.identity);
+      std::optional<RememberedPart> outcome = LoadModulePartOutcome(
+          cache, ModulePartOutcomeName(groups[group], work.request_directories, part_ids));
+      if (!outcome || !std::all_of(outcome->left_to_kernels.begin(), outcome->left_to_kernels.end(),
+                                   [&](const ModuleNodeKey& module) {
+                                     return work.kernel_modules.contains(module);
+                                   }))
+        continue;
+      // A module a kernel is now built with was decided by its layout: only
+      // a part that passed every module stands as a kernel's part would.
+      if (programs->size() != part.size() && !outcome->outcome.refused.empty()) continue;
+      for (size_t p : *programs) remembered[p] = true;
+      work.remembered.push_back(std::move(outcome->outcome));
+      parts_of_group[group].push_back(std::move(part));
+    }
+    for (size_t p = 0; p < work.programs.size(); ++p) {
+      if (!remembered[p]) unverified.push_back(p);
+    }
+    return unverified;
+  }
+
+  // The programs of `work` that `part` names, or nullopt if one is missing
+  // or another remembered part took it. A module no kernel used that a
+  // kernel is now built with is left to that kernel's part.
+  static std::optional<std::vector<size_t>> Whole(
+      const GroupWork& work, const std::vector<PartProgram>& part,
+      const absl::flat_hash_map<Digest, size_t>& program_of, const std::vector<bool>& taken) {
+    std::vector<size_t> programs;
+    for (const PartProgram& program : part) {
+      auto it = program_of.find(program.identity);
+      if (it != program_of.end() && !taken[it->second] &&
+          std::find(programs.begin(), programs.end(), it->second) == programs.end()) {
+        programs.push_back(it->second);
+      } else if (!program.unused_module || !work.kernel_modules.contains(*program.unused_module)) {
+        return std::nullopt;
+      }
+    }
+    if (programs.empty()) return std::nullopt;
+    return programs;
+  }
+
+  // Remembers what `part` of `group` concluded, `outcome`, when it is the
+  // trace's verdict on the part's programs, every kernel of them compiled.
+  void RememberPart(size_t group, const PartWork& part, PartitionOutcome& outcome,
+                    const absl::flat_hash_set<const KernelRecord*>& verified,
+                    const std::function<void(const std::string&)>& progress) {
+    if (!cache.enabled() || outcome.refused_by_this_run) return;
+    std::vector<Digest> ids;
+    std::vector<PartProgram> programs;
+    for (size_t i = 0; i < part.programs.size(); ++i) {
+      const KernelRecord* record = part.records[i];
+      if (record && !verified.contains(record)) return;
+      ids.push_back(identities[group][part.indices[i]]);
+      programs.push_back({ids.back(), std::nullopt});
+      if (!record) programs.back().unused_module = NodeKeyOf(*part.programs[i].program);
+    }
+    for (auto& [metadata, ir] : outcome.archived) {
+      absl::StatusOr<std::string> first = cache.PutFirst(VerifiedIrName(metadata.key), ir);
+      if (!first.ok()) {
+        if (progress) progress(fmt::format("warning: {}", first.status().message()));
+        return;
+      }
+      ir = *std::move(first);
+    }
+    const GroupWork& work = works[group];
+    const Digest name = ModulePartOutcomeName(groups[group], work.request_directories, ids);
+    if (absl::Status status = StoreModulePartOutcome(
+            cache, name, outcome, ModulesLeftToKernels(part, work.kernel_modules));
+        !status.ok()) {
+      if (progress) progress(fmt::format("warning: {}", status.message()));
+      return;
+    }
+    parts_of_group[group].push_back(std::move(programs));
   }
 
   // In a worker's child process, where no other thread uses them: a builder
@@ -122,6 +221,8 @@ ModuleStage::ModuleStage(const Trace& trace, const std::vector<const KernelRecor
   state.names.resize(count);
   state.outcomes.resize(count);
   state.works.resize(count);
+  state.identities.resize(count);
+  state.parts_of_group.resize(count);
   // A configuration whose inputs are unchanged since a compile that used this
   // cache gets that compile's outcome, and its modules' IR, from the cache.
   for (size_t i = 0; i < count; ++i) {
@@ -133,7 +234,9 @@ ModuleStage::ModuleStage(const Trace& trace, const std::vector<const KernelRecor
       }
     }
     state.to_verify.push_back(i);
-    state.works[i] = PrepareGroup(trace, state.groups[i], i, size, state.parts);
+    state.works[i] = GatherGroup(trace, state.groups[i]);
+    const std::vector<size_t> unverified = state.TakeRememberedParts(i);
+    SplitIntoParts(state.works[i], unverified, i, size, state.parts);
   }
   std::vector<PartWork>& parts = state.parts;
   state.parts_longest_first.resize(parts.size());
@@ -244,7 +347,7 @@ ModuleStageReport ModuleStage::Finish(const std::vector<const KernelRecord*>& ve
                                                           verified_kernels.end());
   for (size_t group : state.to_verify) {
     SessionGroup& session_group = state.groups[group];
-    const GroupWork& work = state.works[group];
+    GroupWork& work = state.works[group];
     auto unbuilt = std::find_if(work.parts.begin(), work.parts.end(), [&](size_t index) {
       return !state.parts[index].builder_error.empty();
     });
@@ -254,10 +357,20 @@ ModuleStageReport ModuleStage::Finish(const std::vector<const KernelRecord*>& ve
       state.outcomes[group].refused_by_this_run = true;
       continue;
     }
-    std::vector<PartitionOutcome> decided;
-    for (size_t index : work.parts)
-      decided.push_back(DecidePart(state.trace, session_group, state.parts[index],
-                                   work.request_directories, work.kernel_modules, verified));
+    std::vector<PartitionOutcome> decided = std::move(work.remembered);
+    for (size_t index : work.parts) {
+      PartitionOutcome outcome =
+          DecidePart(state.trace, session_group, state.parts[index], work.request_directories,
+                     work.kernel_modules, verified);
+      state.RememberPart(group, state.parts[index], outcome, verified, progress);
+      decided.push_back(std::move(outcome));
+    }
+    if (state.cache.enabled()) {
+      if (absl::Status status =
+              StoreModuleStageParts(state.cache, session_group, state.parts_of_group[group]);
+          !status.ok() && progress)
+        progress(fmt::format("warning: {}", status.message()));
+    }
     state.outcomes[group] = CombineParts(std::move(decided));
     // Remembered under the kernels that compiled, as a compile of a trace
     // holding only those would look it up.

@@ -63,11 +63,12 @@ struct RebuiltKernel {
 // to run), so `cache` keeps the first IR verified under each module key, and
 // later compiles archive those bytes; it also keeps each configuration's
 // outcome (compiler/module_stage_cache.h), which an unchanged configuration
-// takes instead of being serialized and rebuilt. A configuration's programs
-// are serialized `programs_per_session` at most to a session (0: as many as
-// ProgramsPerSession gives for `workers`), each session on any worker
-// (PrepareGroup). `timeline`, if given, gets
-// a span for every session serialized and every program rebuilt.
+// takes instead of being serialized and rebuilt, and each part's, which a
+// changed configuration takes for every part whose programs it still holds.
+// Its other programs are serialized `programs_per_session` at most to a
+// session (0: as many as ProgramsPerSession gives for `workers`), each
+// session on any worker (SplitIntoParts). `timeline`, if given, gets a span
+// for every session serialized and every program rebuilt.
 class ModuleStage {
  public:
   ModuleStage(const Trace& trace, const std::vector<const KernelRecord*>& candidates,

@@ -1,11 +1,13 @@
 #include "compiler/module_stage_cache.h"
 
 #include <cstring>
+#include <functional>
 
 #include "absl/container/flat_hash_set.h"
 #include "archive/module_entry.h"
 #include "capnp/message.h"
 #include "capnp/serialize.h"
+#include "common/capnp_digest.h"
 #include "interpose/key_hasher.h"
 #include "kj/array.h"
 #include "kj/exception.h"
@@ -49,6 +51,42 @@ class TreeHasher {
   absl::flat_hash_set<const Component*> visited_;
 };
 
+// A cache entry's bytes as a Cap'n Proto message, or nullopt if they are
+// not one: the cache checked the entry's SHA-256, so a foreign or truncated
+// entry reads as a miss all the same.
+template <typename T>
+std::optional<T> ReadEntry(const std::optional<std::string>& bytes,
+                           const std::function<std::optional<T>(capnp::MessageReader&)>& read) {
+  if (!bytes || bytes->size() % sizeof(capnp::word) != 0) return std::nullopt;
+  try {
+    kj::Array<capnp::word> words = kj::heapArray<capnp::word>(bytes->size() / sizeof(capnp::word));
+    std::memcpy(words.begin(), bytes->data(), bytes->size());
+    capnp::FlatArrayMessageReader message(words);
+    return read(message);
+  } catch (const kj::Exception&) {
+    return std::nullopt;
+  }
+}
+
+absl::Status PutMessage(const CompileCache& cache, const Digest& name,
+                        capnp::MessageBuilder& message) {
+  const kj::Array<capnp::word> words = capnp::messageToFlatArray(message);
+  const kj::ArrayPtr<const kj::byte> bytes = words.asBytes();
+  return cache.Put(name,
+                   std::string_view(reinterpret_cast<const char*>(bytes.begin()), bytes.size()));
+}
+
+// Each archived module's IR, as the cache pinned it; false if one is missing.
+bool TakeVerifiedIr(const CompileCache& cache,
+                    std::vector<std::pair<ModuleMetadata, std::string>>& archived) {
+  for (auto& [metadata, ir] : archived) {
+    std::optional<std::string> verified = cache.Get(VerifiedIrName(metadata.key));
+    if (!verified) return false;
+    ir = *std::move(verified);
+  }
+  return true;
+}
+
 }  // namespace
 
 Digest ModuleStageOutcomeName(const Trace& trace, const SessionGroup& group) {
@@ -88,27 +126,17 @@ Digest VerifiedIrName(const Digest& module_key) {
 }
 
 std::optional<GroupOutcome> LoadModuleStageOutcome(const CompileCache& cache, const Digest& name) {
-  const std::optional<std::string> bytes = cache.Get(name);
-  if (!bytes || bytes->size() % sizeof(capnp::word) != 0) return std::nullopt;
-  // The cache checked the entry's SHA-256; a parse failure means a foreign
-  // or truncated entry all the same, and reads as a miss.
-  GroupOutcome outcome;
-  try {
-    kj::Array<capnp::word> words = kj::heapArray<capnp::word>(bytes->size() / sizeof(capnp::word));
-    std::memcpy(words.begin(), bytes->data(), bytes->size());
-    capnp::FlatArrayMessageReader message(words);
-    const auto stored = message.getRoot<schema::ModuleStageOutcome>();
-    for (const auto entry : stored.getArchived()) {
-      ModuleMetadata metadata = ModuleMetadataOf(entry);
-      std::optional<std::string> ir = cache.Get(VerifiedIrName(metadata.key));
-      if (!ir) return std::nullopt;
-      outcome.archived.emplace_back(std::move(metadata), *std::move(ir));
-    }
-    for (const auto refused : stored.getRefused())
-      outcome.refused.push_back(UnservedModuleOf(refused));
-  } catch (const kj::Exception&) {
-    return std::nullopt;
-  }
+  std::optional<GroupOutcome> outcome =
+      ReadEntry<GroupOutcome>(cache.Get(name), [](capnp::MessageReader& message) {
+        const auto stored = message.getRoot<schema::ModuleStageOutcome>();
+        GroupOutcome read;
+        for (const auto entry : stored.getArchived())
+          read.archived.emplace_back(ModuleMetadataOf(entry), std::string());
+        for (const auto refused : stored.getRefused())
+          read.refused.push_back(UnservedModuleOf(refused));
+        return std::optional<GroupOutcome>(std::move(read));
+      });
+  if (!outcome || !TakeVerifiedIr(cache, outcome->archived)) return std::nullopt;
   return outcome;
 }
 
@@ -122,10 +150,134 @@ absl::Status StoreModuleStageOutcome(const CompileCache& cache, const Digest& na
   auto refused = stored.initRefused(static_cast<unsigned>(outcome.refused.size()));
   for (size_t i = 0; i < outcome.refused.size(); ++i)
     FillUnservedModule(outcome.refused[i], refused[i]);
-  const kj::Array<capnp::word> words = capnp::messageToFlatArray(message);
-  const kj::ArrayPtr<const kj::byte> bytes = words.asBytes();
-  return cache.Put(name,
-                   std::string_view(reinterpret_cast<const char*>(bytes.begin()), bytes.size()));
+  return PutMessage(cache, name, message);
+}
+
+Digest ModuleProgramIdentity(const Trace& trace, const KernelRecord* record,
+                             const ComponentPtr& program) {
+  KeyHasher hasher("spreplay.module-stage-program.v1");
+  if (record) {
+    hasher.Text("kernel").Hash(record->key).Hash(Sha256Of(record->code)).Hash(record->program);
+    hasher.Integer(record->entry_point_index).Integer(record->target_index);
+  } else {
+    hasher.Text("module");
+  }
+  TreeHasher(trace, hasher).Visit(program);
+  return hasher.Finish();
+}
+
+Digest ModulePartOutcomeName(const SessionGroup& group,
+                             const std::vector<std::string>& request_directories,
+                             std::span<const Digest> identities) {
+  KeyHasher hasher("spreplay.module-part-outcome.v1");
+  hasher.Text(SPREPLAY_VERSION).Text(SlangBuildTag()).Text(group.toolchain);
+  hasher.Hash(group.content).Hash(group.location);
+  hasher.Integer(static_cast<int64_t>(request_directories.size()));
+  for (const std::string& directory : request_directories) hasher.Text(directory);
+  hasher.Integer(static_cast<int64_t>(identities.size()));
+  for (const Digest& identity : identities) hasher.Hash(identity);
+  return hasher.Finish();
+}
+
+namespace {
+
+void FillModuleNode(const ModuleNodeKey& module, schema::ModuleNode::Builder out) {
+  out.setDigest(DataOf(module.first));
+  out.setName(kj::StringPtr(module.second.c_str(), module.second.size()));
+}
+
+std::optional<ModuleNodeKey> ModuleNodeOf(schema::ModuleNode::Reader node) {
+  absl::StatusOr<Digest> digest = DigestFromData(node.getDigest());
+  if (!digest.ok()) return std::nullopt;
+  return ModuleNodeKey(*digest, std::string(node.getName().cStr(), node.getName().size()));
+}
+
+Digest ModuleStagePartsName(const SessionGroup& group) {
+  KeyHasher hasher("spreplay.module-stage-parts.v1");
+  hasher.Text(SPREPLAY_VERSION).Text(SlangBuildTag()).Text(group.toolchain);
+  return hasher.Hash(group.content).Hash(group.location).Finish();
+}
+
+}  // namespace
+
+std::optional<RememberedPart> LoadModulePartOutcome(const CompileCache& cache, const Digest& name) {
+  std::optional<RememberedPart> part =
+      ReadEntry<RememberedPart>(cache.Get(name), [](capnp::MessageReader& message) {
+        const auto stored = message.getRoot<schema::ModulePartOutcome>();
+        RememberedPart read;
+        for (const auto entry : stored.getArchived())
+          read.outcome.archived.emplace_back(ModuleMetadataOf(entry), std::string());
+        for (const auto refused : stored.getRefused()) {
+          absl::StatusOr<Digest> key = DigestFromData(refused.getKey());
+          if (!key.ok()) return std::optional<RememberedPart>();
+          read.outcome.refused.emplace_back(*key, UnservedModuleOf(refused.getModule()));
+        }
+        for (const auto node : stored.getLeftToKernels()) {
+          std::optional<ModuleNodeKey> module = ModuleNodeOf(node);
+          if (!module) return std::optional<RememberedPart>();
+          read.left_to_kernels.push_back(*std::move(module));
+        }
+        return std::optional<RememberedPart>(std::move(read));
+      });
+  if (!part || !TakeVerifiedIr(cache, part->outcome.archived)) return std::nullopt;
+  return part;
+}
+
+absl::Status StoreModulePartOutcome(const CompileCache& cache, const Digest& name,
+                                    const PartitionOutcome& outcome,
+                                    const std::vector<ModuleNodeKey>& left_to_kernels) {
+  capnp::MallocMessageBuilder message;
+  auto stored = message.initRoot<schema::ModulePartOutcome>();
+  auto archived = stored.initArchived(static_cast<unsigned>(outcome.archived.size()));
+  for (size_t i = 0; i < outcome.archived.size(); ++i)
+    FillModuleEntry(outcome.archived[i].first, archived[i]);
+  auto refused = stored.initRefused(static_cast<unsigned>(outcome.refused.size()));
+  for (size_t i = 0; i < outcome.refused.size(); ++i) {
+    refused[i].setKey(DataOf(outcome.refused[i].first));
+    FillUnservedModule(outcome.refused[i].second, refused[i].initModule());
+  }
+  auto left = stored.initLeftToKernels(static_cast<unsigned>(left_to_kernels.size()));
+  for (size_t i = 0; i < left_to_kernels.size(); ++i) FillModuleNode(left_to_kernels[i], left[i]);
+  return PutMessage(cache, name, message);
+}
+
+std::vector<std::vector<PartProgram>> LoadModuleStageParts(const CompileCache& cache,
+                                                           const SessionGroup& group) {
+  using Parts = std::vector<std::vector<PartProgram>>;
+  std::optional<Parts> parts =
+      ReadEntry<Parts>(cache.Get(ModuleStagePartsName(group)), [](capnp::MessageReader& message) {
+        Parts read;
+        for (const auto stored : message.getRoot<schema::ModuleStageParts>().getParts()) {
+          std::vector<PartProgram>& part = read.emplace_back();
+          for (const auto program : stored) {
+            absl::StatusOr<Digest> identity = DigestFromData(program.getIdentity());
+            if (!identity.ok()) return std::optional<Parts>();
+            part.push_back({*identity, std::nullopt});
+            if (program.hasUnusedModule()) {
+              part.back().unused_module = ModuleNodeOf(program.getUnusedModule());
+              if (!part.back().unused_module) return std::optional<Parts>();
+            }
+          }
+        }
+        return std::optional<Parts>(std::move(read));
+      });
+  return parts ? *std::move(parts) : Parts{};
+}
+
+absl::Status StoreModuleStageParts(const CompileCache& cache, const SessionGroup& group,
+                                   const std::vector<std::vector<PartProgram>>& parts) {
+  capnp::MallocMessageBuilder message;
+  auto stored =
+      message.initRoot<schema::ModuleStageParts>().initParts(static_cast<unsigned>(parts.size()));
+  for (size_t i = 0; i < parts.size(); ++i) {
+    auto programs = stored.init(static_cast<unsigned>(i), static_cast<unsigned>(parts[i].size()));
+    for (size_t j = 0; j < parts[i].size(); ++j) {
+      programs[j].setIdentity(DataOf(parts[i][j].identity));
+      if (parts[i][j].unused_module)
+        FillModuleNode(*parts[i][j].unused_module, programs[j].initUnusedModule());
+    }
+  }
+  return PutMessage(cache, ModuleStagePartsName(group), message);
 }
 
 }  // namespace spreplay

@@ -12,11 +12,22 @@
 // recorded kernels. A change to any of them names another entry. An outcome
 // is stored with its refused modules unless one was refused by something of
 // that run rather than by the trace (GroupOutcome::refused_by_this_run).
+//
+// A configuration that changed keeps what did not: each part of its programs
+// that one session verified is remembered under the identities of its
+// programs, and the configuration remembers which parts it was last verified
+// in. A compile that finds one of those parts whole again takes its outcome,
+// and only the configuration's other programs (a call site the app added,
+// say) are serialized and rebuilt.
 
 #include <optional>
+#include <span>
+#include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "compiler/compile_cache.h"
+#include "compiler/module_parts.h"
 #include "compiler/session_group.h"
 
 namespace spreplay {
@@ -35,5 +46,47 @@ std::optional<GroupOutcome> LoadModuleStageOutcome(const CompileCache& cache, co
 // cache under VerifiedIrName.
 absl::Status StoreModuleStageOutcome(const CompileCache& cache, const Digest& name,
                                      const GroupOutcome& outcome);
+
+// What the modules stage reads of one program of a configuration: its
+// kernel's key and recorded PTX (`record`, null for a module no kernel was
+// built with) and its component tree, paths and file contents included.
+Digest ModuleProgramIdentity(const Trace& trace, const KernelRecord* record,
+                             const ComponentPtr& program);
+
+// The name of the outcome of a part whose programs are `identities`, in
+// order, in `group`. `request_directories`: the group's (GroupWork).
+Digest ModulePartOutcomeName(const SessionGroup& group,
+                             const std::vector<std::string>& request_directories,
+                             std::span<const Digest> identities);
+
+// A part's outcome as the cache remembers it, with the modules it left to the
+// configuration's kernels (ModulesLeftToKernels).
+struct RememberedPart {
+  PartitionOutcome outcome;
+  std::vector<ModuleNodeKey> left_to_kernels;
+};
+
+// The remembered outcome of a part with each archived module's IR, or
+// nullopt when the entry or any of its modules' IR is missing or damaged.
+std::optional<RememberedPart> LoadModulePartOutcome(const CompileCache& cache, const Digest& name);
+
+// Remembers a part's outcome, whose archived modules' IR must already be in
+// the cache under VerifiedIrName.
+absl::Status StoreModulePartOutcome(const CompileCache& cache, const Digest& name,
+                                    const PartitionOutcome& outcome,
+                                    const std::vector<ModuleNodeKey>& left_to_kernels);
+
+// One program of a part the cache remembers.
+struct PartProgram {
+  Digest identity;                             // ModuleProgramIdentity
+  std::optional<ModuleNodeKey> unused_module;  // for a module no kernel was built with
+};
+
+// The parts `group`'s configuration was last verified in, each its programs
+// in order; none when the cache remembers none.
+std::vector<std::vector<PartProgram>> LoadModuleStageParts(const CompileCache& cache,
+                                                           const SessionGroup& group);
+absl::Status StoreModuleStageParts(const CompileCache& cache, const SessionGroup& group,
+                                   const std::vector<std::vector<PartProgram>>& parts);
 
 }  // namespace spreplay

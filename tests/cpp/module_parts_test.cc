@@ -92,7 +92,7 @@ TEST(ProgramsPerSessionTest, AConfigurationOfAFewDozenProgramsIsOneSession) {
   EXPECT_EQ(ProgramsPerSession(2 * kProgramsWorthASession - 1, {.workers = 16}),
             2 * kProgramsWorthASession - 1);
   EXPECT_EQ(ProgramsPerSession(1, {.workers = 16}), 1u);
-  EXPECT_EQ(ProgramsPerSession(0, {.workers = 16}), 1u);  // PrepareGroup steps by it
+  EXPECT_EQ(ProgramsPerSession(0, {.workers = 16}), 1u);  // SplitIntoParts steps by it
 }
 
 TEST(ProgramsPerSessionTest, AConfigurationOfHundredsIsSplitEvenlyIntoSessionsWorthTheirCost) {

@@ -2,7 +2,8 @@
 // unchanged configuration takes it from the cache with the same archive, and
 // any change the stage would see (a file's content, where the files lie)
 // names another entry. Refusals that are Slang's verdict on the trace are
-// remembered with it.
+// remembered with it. Each part's outcome, and the parts a configuration was
+// verified in, round-trip; a damaged entry is a miss.
 
 #include "compiler/module_stage_cache.h"
 
@@ -87,6 +88,59 @@ TEST_F(ModuleStageOutcomeTest, AForeignEntryIsAMiss) {
   EXPECT_EQ(LoadModuleStageOutcome(cache_, name_), std::nullopt);
   ASSERT_TRUE(cache_.Put(name_, "odd size").ok());
   EXPECT_EQ(LoadModuleStageOutcome(cache_, name_), std::nullopt);
+}
+
+TEST_F(ModuleStageOutcomeTest, APartsOutcomeRoundTripsWithItsRefusalsKeysAndModulesLeftToKernels) {
+  PartitionOutcome outcome;
+  outcome.archived.emplace_back(LibraryModule(), "IR bytes");
+  outcome.refused.emplace_back(Sha256Of("user key"),
+                               UnservedModule{Sha256Of("session"), "user", "its kernel differs"});
+  const std::vector<ModuleNodeKey> left = {{Sha256Of("app"), "app"}};
+  ASSERT_TRUE(cache_.Put(VerifiedIrName(LibraryModule().key), "IR bytes").ok());
+  ASSERT_TRUE(StoreModulePartOutcome(cache_, name_, outcome, left).ok());
+
+  const std::optional<RememberedPart> loaded = LoadModulePartOutcome(cache_, name_);
+  ASSERT_TRUE(loaded.has_value());
+  ASSERT_EQ(loaded->outcome.archived.size(), 1u);
+  EXPECT_EQ(loaded->outcome.archived[0].first.key, LibraryModule().key);
+  EXPECT_EQ(loaded->outcome.archived[0].second, "IR bytes");
+  ASSERT_EQ(loaded->outcome.refused.size(), 1u);
+  EXPECT_EQ(loaded->outcome.refused[0].first, Sha256Of("user key"));
+  EXPECT_EQ(loaded->outcome.refused[0].second.reason, "its kernel differs");
+  EXPECT_EQ(loaded->left_to_kernels, left);
+}
+
+TEST_F(ModuleStageOutcomeTest, APartsOutcomeWhoseIrIsGoneOrWhoseEntryIsForeignIsAMiss) {
+  PartitionOutcome outcome;
+  outcome.archived.emplace_back(LibraryModule(), "IR bytes");
+  ASSERT_TRUE(StoreModulePartOutcome(cache_, name_, outcome, {}).ok());
+  EXPECT_EQ(LoadModulePartOutcome(cache_, name_), std::nullopt);
+  ASSERT_TRUE(cache_.Put(name_, std::string(64, '\xff')).ok());
+  EXPECT_EQ(LoadModulePartOutcome(cache_, name_), std::nullopt);
+}
+
+TEST_F(ModuleStageOutcomeTest, TheConfigurationsPartsRoundTrip) {
+  SessionGroup group;
+  group.content = Sha256Of("session");
+  group.toolchain = "slangpy 0.43.1 slang 2026.12";
+  EXPECT_TRUE(LoadModuleStageParts(cache_, group).empty());
+  const std::vector<std::vector<PartProgram>> parts = {
+      {{Sha256Of("kernel 1"), std::nullopt},
+       {Sha256Of("module"), ModuleNodeKey{Sha256Of("m"), "m"}}},
+      {{Sha256Of("kernel 2"), std::nullopt}}};
+  ASSERT_TRUE(StoreModuleStageParts(cache_, group, parts).ok());
+
+  const std::vector<std::vector<PartProgram>> loaded = LoadModuleStageParts(cache_, group);
+  ASSERT_EQ(loaded.size(), 2u);
+  ASSERT_EQ(loaded[0].size(), 2u);
+  EXPECT_EQ(loaded[0][0].identity, Sha256Of("kernel 1"));
+  EXPECT_EQ(loaded[0][0].unused_module, std::nullopt);
+  EXPECT_EQ(loaded[0][1].unused_module, parts[0][1].unused_module);
+  ASSERT_EQ(loaded[1].size(), 1u);
+  EXPECT_EQ(loaded[1][0].identity, Sha256Of("kernel 2"));
+  // Another configuration remembers its own.
+  group.content = Sha256Of("another session");
+  EXPECT_TRUE(LoadModuleStageParts(cache_, group).empty());
 }
 
 // A call site of user.slang (which imports helper.slang) over slangpy's
