@@ -3,6 +3,7 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <mutex>
@@ -18,6 +19,7 @@
 #include "compiler/compile_cache.h"
 #include "compiler/compile_timeline.h"
 #include "compiler/fatbin_packer.h"
+#include "compiler/memory_budget.h"
 #include "compiler/module_stage.h"
 #include "compiler/parallel_for.h"
 #include "compiler/parallel_for_in_children.h"
@@ -416,6 +418,15 @@ absl::StatusOr<CompileReport> CompileTrace(const Trace& trace, const std::string
   const CompileCache cache(options.cache_directory);
   const size_t workers =
       options.jobs > 0 ? options.jobs : std::max(1u, std::thread::hardware_concurrency());
+  const std::optional<uint64_t> available = AvailableMemoryBytes();
+  const size_t sessions = SlangSessionsAtOnce(workers, available);
+  if (sessions < workers && options.notice) {
+    options.notice(fmt::format(
+        "{} of {} jobs hold a Slang session at once: {:.1f} GB of memory available, {:.0f} GB "
+        "budgeted a session",
+        sessions, workers, static_cast<double>(*available) / 1e9,
+        static_cast<double>(kBytesPerSlangSession) / (1 << 30)));
+  }
   if (trace.kernels().empty()) return absl::FailedPreconditionError(WhyNoKernels(trace));
   if (absl::Status same = RecordedWithThisSlang(trace, SlangBuildTag()); !same.ok()) return same;
 
@@ -483,19 +494,26 @@ absl::StatusOr<CompileReport> CompileTrace(const Trace& trace, const std::string
   std::stable_sort(builds.begin(), builds.end(), [&](const auto& a, const auto& b) {
     return jobs[a.first].ptx.size() > jobs[b.first].ptx.size();
   });
+  // Of the workers, `sessions` serialize first, then all build SASS: a job
+  // that holds a Slang session waits for memory to hold it (memory_budget.h).
   const size_t serializations = modules ? modules->serialize_count() : 0;
-  ParallelFor(serializations + builds.size(), workers, [&](size_t item, size_t worker) {
-    if (item < serializations) return modules->Serialize(item, worker);
-    auto [index, arch] = builds[item - serializations];
-    const CompileTimeline::Scope span(
-        timeline, "sass", fmt::format("{} sm_{}", jobs[index].outcome.label, arch), worker);
-    BuildSass(**sass, cache, jobs[index], arch, mutex);
+  std::atomic<size_t> next_serialization{0};
+  std::atomic<size_t> next_build{0};
+  ParallelFor(workers, workers, [&](size_t role, size_t worker) {
+    for (size_t item; role < sessions && (item = next_serialization++) < serializations;)
+      modules->Serialize(item, worker);
+    for (size_t item; (item = next_build++) < builds.size();) {
+      auto [index, arch] = builds[item];
+      const CompileTimeline::Scope span(
+          timeline, "sass", fmt::format("{} sm_{}", jobs[index].outcome.label, arch), worker);
+      BuildSass(**sass, cache, jobs[index], arch, mutex);
+    }
   });
   // In child processes forked now, with every configuration's modules
   // serialized and a warm Slang to rebuild over them.
   if (modules) {
     ParallelForInChildren(
-        modules->rebuild_count(), workers,
+        modules->rebuild_count(), sessions,
         [&](size_t item, size_t worker) { return modules->RebuildInChild(item, worker); },
         [&](size_t item, size_t worker, const RunInChild& in_child) {
           modules->Rebuild(item, worker, in_child);
@@ -514,7 +532,7 @@ absl::StatusOr<CompileReport> CompileTrace(const Trace& trace, const std::string
   }
   std::vector<std::unique_ptr<Replayer>> replayers(workers);
   ParallelForInChildren(
-      replays.size(), workers,
+      replays.size(), sessions,
       [&](size_t item, size_t worker) {
         return ReplayInChild(trace, replayers[worker], jobs[replays[item]]);
       },
