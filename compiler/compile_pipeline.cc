@@ -3,7 +3,6 @@
 #include <sys/resource.h>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <mutex>
@@ -17,6 +16,7 @@
 #include "common/toolchain_name.h"
 #include "compiler/code_from_child.h"
 #include "compiler/compile_cache.h"
+#include "compiler/compile_pool.h"
 #include "compiler/compile_timeline.h"
 #include "compiler/fatbin_packer.h"
 #include "compiler/memory_budget.h"
@@ -473,7 +473,7 @@ absl::StatusOr<CompileReport> CompileTrace(const Trace& trace, const std::string
   // kernel and its modules together (ModuleStage).
   std::optional<ModuleStage> modules;
   if (options.modules)
-    modules.emplace(trace, candidates, cache, workers, options.programs_per_session, &timeline);
+    modules.emplace(trace, candidates, cache, sessions, options.programs_per_session, &timeline);
 
   // SASS is built from the recorded PTX, which needs no replay: every
   // (kernel, arch) pair, the largest PTX first, on the workers the modules'
@@ -494,31 +494,38 @@ absl::StatusOr<CompileReport> CompileTrace(const Trace& trace, const std::string
   std::stable_sort(builds.begin(), builds.end(), [&](const auto& a, const auto& b) {
     return jobs[a.first].ptx.size() > jobs[b.first].ptx.size();
   });
-  // Of the workers, `sessions` serialize first, then all build SASS: a job
-  // that holds a Slang session waits for memory to hold it (memory_budget.h).
-  const size_t serializations = modules ? modules->serialize_count() : 0;
-  std::atomic<size_t> next_serialization{0};
-  std::atomic<size_t> next_build{0};
-  ParallelFor(workers, workers, [&](size_t role, size_t worker) {
-    for (size_t item; role < sessions && (item = next_serialization++) < serializations;)
-      modules->Serialize(item, worker);
-    for (size_t item; (item = next_build++) < builds.size();) {
-      auto [index, arch] = builds[item];
-      const CompileTimeline::Scope span(
-          timeline, "sass", fmt::format("{} sm_{}", jobs[index].outcome.label, arch), worker);
-      BuildSass(**sass, cache, jobs[index], arch, mutex);
-    }
-  });
-  // In child processes forked now, with every configuration's modules
-  // serialized and a warm Slang to rebuild over them.
+  // One pool: `sessions` workers serialize each part of the modules stage
+  // in their children and rebuild its programs there as soon as it is
+  // serialized; every worker builds SASS when no Slang work is ready for it.
+  // A job that holds a Slang session waits for memory to hold it
+  // (memory_budget.h).
+  CompilePoolWork pool;
+  pool.workers = workers;
+  pool.slang_workers = sessions;
   if (modules) {
-    ParallelForInChildren(
-        modules->rebuild_count(), sessions,
-        [&](size_t item, size_t worker) { return modules->RebuildInChild(item, worker); },
-        [&](size_t item, size_t worker, const RunInChild& in_child) {
-          modules->Rebuild(item, worker, in_child);
-        });
+    modules->WarmSlang();
+    for (size_t s = 0; s < modules->serialize_count(); ++s)
+      pool.serialization_parts.push_back(modules->PartOfSerialization(s));
+    for (size_t r = 0; r < modules->rebuild_count(); ++r)
+      pool.rebuild_parts.push_back(modules->PartOfRebuild(r));
+    pool.child = [&](size_t task, size_t worker, std::string_view payload) {
+      return modules->InChild(task, worker, payload);
+    };
+    pool.serialize = [&](size_t item, size_t worker, const RunInChildWith& in_child) {
+      modules->Serialize(item, worker, in_child);
+    };
+    pool.rebuild = [&](size_t item, size_t worker, const RunInChildWith& in_child) {
+      modules->Rebuild(item, worker, in_child);
+    };
   }
+  pool.thread_tasks = builds.size();
+  pool.run_in_thread = [&](size_t item, size_t worker) {
+    auto [index, arch] = builds[item];
+    const CompileTimeline::Scope span(
+        timeline, "sass", fmt::format("{} sm_{}", jobs[index].outcome.label, arch), worker);
+    BuildSass(**sass, cache, jobs[index], arch, mutex);
+  };
+  RunCompilePool(pool);
 
   // Replay from source: the kernels no rebuild over IR proved, in child
   // processes as the rebuilds. One Slang replayer per worker's child, made on

@@ -38,6 +38,9 @@ struct PartWork {
   std::vector<const KernelRecord*> records;  // null for a module no kernel used
   std::vector<size_t> indices;               // of each program in its GroupWork
   SerializedSession serialized;
+  // `serialized` as bytes, for the workers' children that rebuild its
+  // programs: kept until the last of them is done.
+  std::string encoded;
   std::vector<absl::StatusOr<std::string>> codes;
   std::vector<double> rebuild_seconds;
   double serialize_seconds = 0;

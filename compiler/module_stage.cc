@@ -1,6 +1,7 @@
 #include "compiler/module_stage.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <memory>
 #include <optional>
@@ -13,16 +14,17 @@
 #include "compiler/compile_timeline.h"
 #include "compiler/module_parts.h"
 #include "compiler/module_stage_cache.h"
+#include "compiler/serialized_session_codec.h"
 #include "fmt/format.h"
 #include "replayer/ir_modules.h"
 
 namespace spreplay {
 
-// Every part's session is serialized on whichever worker is free, then every
-// program is rebuilt over its part's IR on whichever worker is free: a
-// configuration of many kernels (an app's one session, say) is spread over
-// every worker instead of running after the others on one. The longest work
-// starts first.
+// Every part's session is serialized on whichever worker is free, and each
+// of its programs is rebuilt over its IR on whichever worker is free once it
+// is: a configuration of many kernels (an app's one session, say) is spread
+// over every worker instead of running after the others on one. The longest
+// work starts first.
 struct ModuleStage::State {
   const Trace& trace;
   const CompileCache& cache;
@@ -44,6 +46,12 @@ struct ModuleStage::State {
   std::vector<std::unique_ptr<IrModuleBuilder>> builders;
   std::vector<std::string> builder_errors;
   std::vector<IrRebuildSession> sessions;
+  // Per part: how many of its rebuilds are not done; its bytes go with the last.
+  std::unique_ptr<std::atomic<size_t>[]> rebuilds_left;
+  // Per worker, in the parent: the part whose IR the worker's child holds.
+  std::vector<std::optional<size_t>> part_in_child;
+  // In a worker's child: the part whose IR it holds, in parts[i].serialized.
+  std::optional<size_t> held_part;
 
   State(const Trace& trace, const CompileCache& cache, size_t workers, CompileTimeline* timeline)
       : trace(trace),
@@ -51,7 +59,8 @@ struct ModuleStage::State {
         timeline(timeline),
         builders(workers),
         builder_errors(workers),
-        sessions(workers) {}
+        sessions(workers),
+        part_in_child(workers) {}
 
   IrModuleBuilder* BuilderFor(size_t worker) {
     if (!builders[worker] && builder_errors[worker].empty()) {
@@ -159,13 +168,50 @@ struct ModuleStage::State {
     parts_of_group[group].push_back(std::move(programs));
   }
 
-  // In a worker's child process, where no other thread uses them: a builder
-  // whichever worker warmed it, else the worker's own.
+  // In a worker's child process, where no other thread uses them: the
+  // builder the parent warmed, else the worker's own.
   IrModuleBuilder* WarmBuilder(size_t worker) {
     for (const std::unique_ptr<IrModuleBuilder>& builder : builders) {
       if (builder) return builder.get();
     }
     return BuilderFor(worker);
+  }
+
+  // In a worker's child: makes `index` the part it holds, dropping the IR of
+  // the one it held, and the session that loaded it.
+  void Hold(size_t index, size_t worker, SerializedSession serialized) {
+    if (held_part && *held_part != index) parts[*held_part].serialized = {};
+    sessions[worker] = {};
+    parts[index].serialized = std::move(serialized);
+    held_part = index;
+  }
+
+  std::string SerializeInChild(size_t item, size_t worker) {
+    const size_t index = parts_longest_first[item];
+    PartWork& part = parts[index];
+    IrModuleBuilder* builder = WarmBuilder(worker);
+    if (!builder) return EncodeCodeFromChild(absl::InternalError(builder_errors[worker]), {});
+    Hold(index, worker, builder->Serialize(groups[part.group].config, part.programs));
+    return EncodeCodeFromChild(EncodeSerializedSession(part.serialized), {});
+  }
+
+  std::string RebuildInChild(size_t item, size_t worker, std::string_view payload) {
+    auto [index, p] = rebuilds[item];
+    PartWork& part = parts[index];
+    if (!payload.empty()) {
+      absl::StatusOr<SerializedSession> serialized = DecodeSerializedSession(payload);
+      if (!serialized.ok()) return EncodeCodeFromChild(serialized.status(), {});
+      Hold(index, worker, *std::move(serialized));
+    } else if (held_part != index) {
+      return EncodeCodeFromChild(
+          absl::InternalError("its worker process was sent none of its part's IR"), {});
+    }
+    IrModuleBuilder* builder = WarmBuilder(worker);
+    if (!builder) return EncodeCodeFromChild(absl::InternalError(builder_errors[worker]), {});
+    const auto start = std::chrono::steady_clock::now();
+    const absl::StatusOr<std::string> code = builder->RebuildOneFromIr(
+        groups[part.group].config, part.programs, part.serialized, p, sessions[worker]);
+    return EncodeCodeFromChild(code, {SecondsSince(start)});
   }
 };
 
@@ -263,61 +309,76 @@ ModuleStage::ModuleStage(const Trace& trace, const std::vector<const KernelRecor
       if (part.records[p]) state.program_of.try_emplace(part.records[p], index, p);
     }
   }
+  state.rebuilds_left = std::make_unique<std::atomic<size_t>[]>(parts.size());
+  for (size_t i = 0; i < parts.size(); ++i) state.rebuilds_left[i] = parts[i].programs.size();
 }
 
 ModuleStage::~ModuleStage() = default;
 
+void ModuleStage::WarmSlang() {
+  if (!state_->parts.empty()) state_->BuilderFor(0);
+}
+
 size_t ModuleStage::serialize_count() const { return state_->parts.size(); }
 
-void ModuleStage::Serialize(size_t item, size_t worker) {
+size_t ModuleStage::PartOfSerialization(size_t item) const {
+  return state_->parts_longest_first[item];
+}
+
+void ModuleStage::Serialize(size_t item, size_t worker, const RunInChildWith& in_child) {
   State& state = *state_;
-  PartWork& part = state.parts[state.parts_longest_first[item]];
-  IrModuleBuilder* builder = state.BuilderFor(worker);
-  if (!builder) {
-    part.builder_error = state.builder_errors[worker];
-    return;
-  }
+  const size_t index = state.parts_longest_first[item];
+  PartWork& part = state.parts[index];
   std::optional<CompileTimeline::Scope> span;
   if (state.timeline)
     span.emplace(*state.timeline, "serialize", PartLabel(state.trace, part), worker);
   const auto start = std::chrono::steady_clock::now();
-  part.serialized = builder->Serialize(state.groups[part.group].config, part.programs);
+  CodeFromChild reply = DecodeCodeFromChild(in_child({}));
   part.serialize_seconds = SecondsSince(start);
+  state.part_in_child[worker] = std::nullopt;
+  absl::StatusOr<SerializedSession> serialized =
+      reply.code.ok() ? DecodeSerializedSession(*reply.code) : reply.code.status();
+  if (!serialized.ok()) {
+    // Its configuration's modules are refused with why, and its kernels are
+    // replayed from source.
+    part.builder_error = fmt::format("serializing its modules: {}", serialized.status().message());
+    return;
+  }
+  part.serialized = *std::move(serialized);
+  part.encoded = *std::move(reply.code);
+  state.part_in_child[worker] = index;
 }
 
 size_t ModuleStage::rebuild_count() const { return state_->rebuilds.size(); }
 
-std::string ModuleStage::RebuildInChild(size_t item, size_t worker) {
+size_t ModuleStage::PartOfRebuild(size_t item) const { return state_->rebuilds[item].first; }
+
+void ModuleStage::Rebuild(size_t item, size_t worker, const RunInChildWith& in_child) {
   State& state = *state_;
   auto [index, p] = state.rebuilds[item];
   PartWork& part = state.parts[index];
-  if (!part.builder_error.empty())
-    return EncodeCodeFromChild(absl::InternalError(part.builder_error), {});
-  // This process is the worker's alone: any builder the serializations
-  // warmed will do, and saves making one.
-  IrModuleBuilder* builder = state.WarmBuilder(worker);
-  if (!builder) return EncodeCodeFromChild(absl::InternalError(state.builder_errors[worker]), {});
-  const auto start = std::chrono::steady_clock::now();
-  const absl::StatusOr<std::string> code = builder->RebuildOneFromIr(
-      state.groups[part.group].config, part.programs, part.serialized, p, state.sessions[worker]);
-  return EncodeCodeFromChild(code, {SecondsSince(start)});
+  if (part.builder_error.empty()) {
+    std::optional<CompileTimeline::Scope> span;
+    if (state.timeline) {
+      span.emplace(*state.timeline, "rebuild",
+                   part.records[p] ? KernelLabel(state.trace, *part.records[p])
+                                   : fmt::format("module '{}'", part.programs[p].program->name),
+                   worker);
+    }
+    const bool held = state.part_in_child[worker] == index;
+    absl::StatusOr<std::string> reply = in_child(held ? std::string_view() : part.encoded);
+    state.part_in_child[worker] = reply.ok() ? std::optional<size_t>(index) : std::nullopt;
+    CodeFromChild rebuilt = DecodeCodeFromChild(std::move(reply));
+    part.codes[p] = std::move(rebuilt.code);
+    if (!rebuilt.seconds.empty()) part.rebuild_seconds[p] = rebuilt.seconds[0];
+  }
+  if (--state.rebuilds_left[index] == 0) std::string().swap(part.encoded);
 }
 
-void ModuleStage::Rebuild(size_t item, size_t worker, const RunInChild& in_child) {
+std::string ModuleStage::InChild(size_t task, size_t worker, std::string_view payload) {
   State& state = *state_;
-  auto [index, p] = state.rebuilds[item];
-  PartWork& part = state.parts[index];
-  if (!part.builder_error.empty()) return;
-  std::optional<CompileTimeline::Scope> span;
-  if (state.timeline) {
-    span.emplace(*state.timeline, "rebuild",
-                 part.records[p] ? KernelLabel(state.trace, *part.records[p])
-                                 : fmt::format("module '{}'", part.programs[p].program->name),
-                 worker);
-  }
-  CodeFromChild rebuilt = DecodeCodeFromChild(in_child());
-  part.codes[p] = std::move(rebuilt.code);
-  if (!rebuilt.seconds.empty()) part.rebuild_seconds[p] = rebuilt.seconds[0];
+  if (task < state.parts.size()) return state.SerializeInChild(task, worker);
+  return state.RebuildInChild(task - state.parts.size(), worker, payload);
 }
 
 std::optional<RebuiltKernel> ModuleStage::RebuiltKernelOf(const KernelRecord& record) const {

@@ -14,13 +14,14 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "archive/archive_writer.h"
 #include "compiler/compile_cache.h"
 #include "compiler/compile_timeline.h"
-#include "compiler/parallel_for_in_children.h"
+#include "compiler/worker_children.h"
 #include "recorder/trace_reader.h"
 
 namespace spreplay {
@@ -43,16 +44,22 @@ struct RebuiltKernel {
   double rebuild_seconds = 0;    // its program over their IR, and its code
 };
 
-// The modules stage in steps that a compile runs on its workers beside its
-// other work:
+// The modules stage in steps that a compile runs in its pool beside its
+// other work (compile_pool.h):
 //
 //   ModuleStage stage(trace, candidates, cache, workers, timeline);
-//   stage.Serialize(i, worker) for every i < serialize_count(), then
-//   stage.Rebuild(i, worker, in_child) for every i < rebuild_count(), each on
-//   any worker, where in_child() runs stage.RebuildInChild(i, worker) in
-//   that worker's child process (ParallelForInChildren);
+//   stage.WarmSlang(), before the pool forks its workers' children;
+//   stage.Serialize(s, worker, in_child) for every s < serialize_count(),
+//   and stage.Rebuild(r, worker, in_child) for every r < rebuild_count(),
+//   each once serialization PartOfSerialization(s) == PartOfRebuild(r) is
+//   done, each on any worker, where in_child(payload) runs
+//   stage.InChild(task, worker, payload) in that worker's child process;
 //   stage.RebuiltKernelOf(record) for each kernel, then
 //   stage.Finish(verified, writer, progress).
+//
+// A part is serialized in a worker's child and comes back as bytes
+// (serialized_session_codec.h), which go to each other child that rebuilds
+// one of its programs: a part's rebuilds need not wait for any other part.
 //
 // `candidates`: the kernels compile may archive; their modules are serialized
 // with those of the trace's module loads that no recorded kernel was built
@@ -78,14 +85,24 @@ class ModuleStage {
   ModuleStage(const ModuleStage&) = delete;
   ModuleStage& operator=(const ModuleStage&) = delete;
 
+  // Makes the Slang every worker's child inherits warm.
+  void WarmSlang();
+
   size_t serialize_count() const;
-  void Serialize(size_t item, size_t worker);
+  size_t PartOfSerialization(size_t item) const;
+  // The parent's half of a serialization: takes the part's IR that
+  // in_child(payload) brought back.
+  void Serialize(size_t item, size_t worker, const RunInChildWith& in_child);
+
   size_t rebuild_count() const;
-  // The child's half of a rebuild: the program's code over IR, or why
-  // there is none, and how long it took, as bytes for Rebuild.
-  std::string RebuildInChild(size_t item, size_t worker);
-  // The parent's half: takes what in_child() brought back.
-  void Rebuild(size_t item, size_t worker, const RunInChild& in_child);
+  size_t PartOfRebuild(size_t item) const;
+  // The parent's half of a rebuild: sends the part's IR to a child that has
+  // not got it, and takes the program's code over it.
+  void Rebuild(size_t item, size_t worker, const RunInChildWith& in_child);
+
+  // The child's half of task `task`: serialization `task`, or rebuild
+  // `task - serialize_count()`; its outcome as bytes for the parent's half.
+  std::string InChild(size_t task, size_t worker, std::string_view payload);
 
   // `record`'s code rebuilt over IR, if its configuration was rebuilt.
   std::optional<RebuiltKernel> RebuiltKernelOf(const KernelRecord& record) const;

@@ -1,8 +1,8 @@
 #pragma once
-// ParallelFor whose work runs in child processes forked from this one. A
-// child inherits the parent's memory as it is at the fork, copy on write:
-// Slang's global sessions, already warm, and the modules serialized for it
-// cost it nothing. Its allocations and page faults contend with no other
+// ParallelFor whose work runs in child processes forked from this one
+// (worker_children.h). A child inherits the parent's memory as it is at the
+// fork, copy on write: Slang's global sessions, already warm, cost it
+// nothing. Its allocations and page faults contend with no other
 // worker's, as Slang's code generation on many threads of one process does
 // (3.4-4.8x the CPU time on the H200's machine:
 // bench/results/2026-12-04-h200-synthetic-compile). And a child that crashes

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
+#include "compiler/serialized_session_codec.h"
 #include "compiler/trace_snapshot.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -209,6 +210,20 @@ TEST_F(UnusedModulesTest, AModuleIsProvenByTheCodeOfItsEntryPoints) {
       (*builder)->RebuildFromIr(*config, programs, serialized);
   ASSERT_EQ(rebuilt.size(), 1u);
   EXPECT_TRUE(rebuilt[0].ok()) << rebuilt[0].status();
+
+  // As a worker process that did not serialize it gets it: the same proof.
+  absl::StatusOr<SerializedSession> sent =
+      DecodeSerializedSession(EncodeSerializedSession(serialized));
+  ASSERT_TRUE(sent.ok()) << sent.status();
+  ASSERT_EQ(sent->modules.size(), serialized.modules.size());
+  for (size_t i = 0; i < sent->modules.size(); ++i) {
+    EXPECT_EQ(sent->modules[i].ir, serialized.modules[i].ir);
+    EXPECT_EQ(sent->modules[i].description->digest, serialized.modules[i].description->digest);
+  }
+  const std::vector<absl::StatusOr<std::string>> rebuilt_from_sent =
+      (*builder)->RebuildFromIr(*config, programs, *sent);
+  ASSERT_EQ(rebuilt_from_sent.size(), 1u);
+  EXPECT_TRUE(rebuilt_from_sent[0].ok()) << rebuilt_from_sent[0].status();
 }
 
 TEST_F(UnusedModulesTest, AreServedInStrictMode) {

@@ -1,0 +1,126 @@
+#include "compiler/compile_pool.h"
+
+#include <algorithm>
+#include <optional>
+#include <thread>
+
+#include "absl/synchronization/mutex.h"
+
+namespace spreplay {
+namespace {
+
+struct Task {
+  enum class Kind { kSerialize, kRebuild, kThread } kind;
+  size_t index;
+};
+
+// Which task each worker takes next, and what a rebuild waits for.
+class Schedule {
+ public:
+  explicit Schedule(const CompilePoolWork& work)
+      : work_(work), rebuild_taken_(work.rebuild_parts.size(), false) {
+    size_t parts = 0;
+    for (size_t part : work.serialization_parts) parts = std::max(parts, part + 1);
+    for (size_t part : work.rebuild_parts) parts = std::max(parts, part + 1);
+    part_made_.assign(parts, false);
+  }
+
+  // The worker's next task, waiting while all it could take is a rebuild
+  // whose part is still being serialized; nullopt once nothing is left.
+  std::optional<Task> Next(size_t worker) {
+    absl::MutexLock lock(&mutex_);
+    for (;;) {
+      const bool slang = worker < work_.slang_workers;
+      if (slang && next_serialization_ < work_.serialization_parts.size()) {
+        ++serializing_;
+        return Task{Task::Kind::kSerialize, next_serialization_++};
+      }
+      if (slang) {
+        if (std::optional<size_t> rebuild = ReadyRebuild()) {
+          rebuild_taken_[*rebuild] = true;
+          return Task{Task::Kind::kRebuild, *rebuild};
+        }
+      }
+      if (next_thread_task_ < work_.thread_tasks)
+        return Task{Task::Kind::kThread, next_thread_task_++};
+      if (!slang || first_untaken_rebuild_ == rebuild_taken_.size() || serializing_ == 0)
+        return std::nullopt;
+      made_.Wait(&mutex_);
+    }
+  }
+
+  void Made(size_t serialization) {
+    absl::MutexLock lock(&mutex_);
+    part_made_[work_.serialization_parts[serialization]] = true;
+    --serializing_;
+    made_.SignalAll();
+  }
+
+ private:
+  // The first rebuild not taken whose part is made (every part is, once no
+  // serialization is left running).
+  std::optional<size_t> ReadyRebuild() {
+    while (first_untaken_rebuild_ < rebuild_taken_.size() && rebuild_taken_[first_untaken_rebuild_])
+      ++first_untaken_rebuild_;
+    const bool all_made =
+        next_serialization_ == work_.serialization_parts.size() && serializing_ == 0;
+    for (size_t r = first_untaken_rebuild_; r < rebuild_taken_.size(); ++r) {
+      if (!rebuild_taken_[r] && (all_made || part_made_[work_.rebuild_parts[r]])) return r;
+    }
+    return std::nullopt;
+  }
+
+  const CompilePoolWork& work_;
+  // absl's, not std::condition_variable: libstdc++ 12's wait() needs a newer
+  // C++ runtime than the wheel's manylinux tag promises.
+  absl::Mutex mutex_;
+  absl::CondVar made_;
+  size_t next_serialization_ = 0;
+  size_t serializing_ = 0;
+  std::vector<bool> part_made_;
+  std::vector<bool> rebuild_taken_;
+  size_t first_untaken_rebuild_ = 0;
+  size_t next_thread_task_ = 0;
+};
+
+}  // namespace
+
+void RunCompilePool(const CompilePoolWork& work) {
+  const size_t workers = std::max<size_t>(1, work.workers);
+  const bool slang_work = !work.serialization_parts.empty() || !work.rebuild_parts.empty();
+  const size_t slang_workers = slang_work ? std::clamp<size_t>(work.slang_workers, 1, workers) : 0;
+  CompilePoolWork bounded = work;
+  bounded.slang_workers = slang_workers;
+  Schedule schedule(bounded);
+  const size_t serializations = work.serialization_parts.size();
+  WorkerChildren children(slang_workers, work.child);
+  // Before any thread starts: no child inherits a lock another thread holds.
+  for (size_t worker = 0; worker < slang_workers; ++worker) children.Start(worker);
+
+  auto loop = [&](size_t worker) {
+    while (std::optional<Task> task = schedule.Next(worker)) {
+      switch (task->kind) {
+        case Task::Kind::kSerialize:
+          work.serialize(task->index, worker, [&](std::string_view payload) {
+            return children.Run(task->index, worker, payload);
+          });
+          schedule.Made(task->index);
+          break;
+        case Task::Kind::kRebuild:
+          work.rebuild(task->index, worker, [&](std::string_view payload) {
+            return children.Run(serializations + task->index, worker, payload);
+          });
+          break;
+        case Task::Kind::kThread:
+          work.run_in_thread(task->index, worker);
+          break;
+      }
+    }
+  };
+  std::vector<std::thread> threads;
+  for (size_t worker = 1; worker < workers; ++worker) threads.emplace_back(loop, worker);
+  loop(0);
+  for (std::thread& thread : threads) thread.join();
+}
+
+}  // namespace spreplay

@@ -1,0 +1,172 @@
+// RunCompilePool: every task runs once; a rebuild starts once its own part
+// is serialized, not once every part is; Slang tasks run in the children of
+// the Slang workers only, thread tasks anywhere; and a child that dies costs
+// its own task only.
+
+#include "compiler/compile_pool.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstddef>
+#include <map>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "fmt/format.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace spreplay {
+namespace {
+
+using ::testing::HasSubstr;
+
+// What the parent saw, in the order it saw it.
+struct Log {
+  std::mutex mutex;
+  std::vector<std::string> events;
+  std::map<size_t, absl::StatusOr<std::string>> serialized;  // by serialization
+  std::map<size_t, absl::StatusOr<std::string>> rebuilt;     // by rebuild
+  std::set<size_t> slang_workers_seen;
+  std::map<size_t, size_t> thread_tasks;  // task -> worker
+
+  void Add(std::string event) {
+    std::lock_guard lock(mutex);
+    events.push_back(std::move(event));
+  }
+  size_t IndexOf(const std::string& event) {
+    std::lock_guard lock(mutex);
+    return std::find(events.begin(), events.end(), event) - events.begin();
+  }
+};
+
+void Sleep(int milliseconds) {
+  std::this_thread::sleep_for(std::chrono::milliseconds(milliseconds));
+}
+
+// Serialization s makes part s; `rebuild_parts` the rebuilds' parts. The
+// child sleeps `serialize_ms[s]` to serialize, and replies with its pid and
+// what it was sent.
+CompilePoolWork PoolOf(Log& log, std::vector<int> serialize_ms, std::vector<size_t> rebuild_parts,
+                       size_t workers, size_t slang_workers) {
+  CompilePoolWork work;
+  work.workers = workers;
+  work.slang_workers = slang_workers;
+  for (size_t s = 0; s < serialize_ms.size(); ++s) work.serialization_parts.push_back(s);
+  work.rebuild_parts = rebuild_parts;
+  const size_t serializations = serialize_ms.size();
+  work.child = [serialize_ms, serializations](size_t task, size_t, std::string_view payload) {
+    if (task < serializations) {
+      Sleep(serialize_ms[task]);
+      return fmt::format("part {} from {}", task, getpid());
+    }
+    Sleep(5);
+    return fmt::format("rebuild {} from {} sent '{}'", task - serializations, getpid(), payload);
+  };
+  work.serialize = [&log](size_t s, size_t worker, const RunInChildWith& in_child) {
+    absl::StatusOr<std::string> reply = in_child("");
+    log.Add(fmt::format("made {}", s));
+    std::lock_guard lock(log.mutex);
+    log.serialized.emplace(s, std::move(reply));
+    log.slang_workers_seen.insert(worker);
+  };
+  work.rebuild = [&log, rebuild_parts](size_t r, size_t worker, const RunInChildWith& in_child) {
+    log.Add(fmt::format("rebuild {} of part {} starts", r, rebuild_parts[r]));
+    absl::StatusOr<std::string> reply = in_child(fmt::format("IR of part {}", rebuild_parts[r]));
+    log.Add(fmt::format("rebuild {} done", r));
+    std::lock_guard lock(log.mutex);
+    log.rebuilt.emplace(r, std::move(reply));
+    log.slang_workers_seen.insert(worker);
+  };
+  return work;
+}
+
+TEST(CompilePoolTest, EveryTaskRunsOnceInAChildAndEachRebuildAfterItsPart) {
+  Log log;
+  const std::vector<size_t> rebuild_parts = {0, 1, 2, 0, 1, 2, 2, 2, 0, 1};
+  CompilePoolWork work = PoolOf(log, {30, 60, 90}, rebuild_parts, 3, 3);
+  work.thread_tasks = 20;
+  work.run_in_thread = [&](size_t task, size_t worker) {
+    Sleep(2);
+    std::lock_guard lock(log.mutex);
+    log.thread_tasks.emplace(task, worker);
+  };
+  RunCompilePool(work);
+
+  ASSERT_EQ(log.serialized.size(), 3u);
+  ASSERT_EQ(log.rebuilt.size(), rebuild_parts.size());
+  EXPECT_EQ(log.thread_tasks.size(), 20u);
+  for (auto& [s, reply] : log.serialized) {
+    ASSERT_TRUE(reply.ok()) << reply.status();
+    EXPECT_THAT(*reply, HasSubstr(fmt::format("part {} from", s)));
+    EXPECT_THAT(*reply, ::testing::Not(HasSubstr(fmt::format("from {}", getpid()))));
+  }
+  for (size_t r = 0; r < rebuild_parts.size(); ++r) {
+    ASSERT_TRUE(log.rebuilt[r].ok()) << log.rebuilt[r].status();
+    EXPECT_THAT(*log.rebuilt[r], HasSubstr(fmt::format("sent 'IR of part {}'", rebuild_parts[r])));
+    EXPECT_GT(log.IndexOf(fmt::format("rebuild {} of part {} starts", r, rebuild_parts[r])),
+              log.IndexOf(fmt::format("made {}", rebuild_parts[r])));
+  }
+}
+
+TEST(CompilePoolTest, APartsRebuildsNeedNotWaitForASlowerPart) {
+  Log log;
+  // Part 1 takes far longer to serialize than part 0 and all its rebuilds.
+  CompilePoolWork work = PoolOf(log, {10, 1500}, {0, 0, 0, 1}, 2, 2);
+  RunCompilePool(work);
+  const size_t part_1_made = log.IndexOf("made 1");
+  for (size_t r = 0; r < 3; ++r)
+    EXPECT_LT(log.IndexOf(fmt::format("rebuild {} done", r)), part_1_made);
+  EXPECT_GT(log.IndexOf("rebuild 3 of part 1 starts"), part_1_made);
+}
+
+TEST(CompilePoolTest, OnlySlangWorkersRunSlangTasksAndEveryWorkerRunsThreadTasks) {
+  Log log;
+  CompilePoolWork work = PoolOf(log, {200}, {0, 0}, 3, 1);
+  work.thread_tasks = 30;
+  work.run_in_thread = [&](size_t task, size_t worker) {
+    Sleep(10);
+    std::lock_guard lock(log.mutex);
+    log.thread_tasks.emplace(task, worker);
+  };
+  RunCompilePool(work);
+  EXPECT_EQ(log.slang_workers_seen, std::set<size_t>{0});
+  std::set<size_t> thread_workers;
+  for (auto& [task, worker] : log.thread_tasks) thread_workers.insert(worker);
+  EXPECT_EQ(log.thread_tasks.size(), 30u);
+  EXPECT_TRUE(thread_workers.contains(1) && thread_workers.contains(2));
+}
+
+TEST(CompilePoolTest, AChildThatDiesCostsItsTaskOnly) {
+  Log log;
+  CompilePoolWork work = PoolOf(log, {10, 10}, {0, 1, 1}, 1, 1);
+  const ChildWork serve = work.child;
+  work.child = [serve](size_t task, size_t worker, std::string_view payload) {
+    if (task == 0) raise(SIGKILL);
+    return serve(task, worker, payload);
+  };
+  RunCompilePool(work);
+  ASSERT_EQ(log.serialized.size(), 2u);
+  EXPECT_THAT(log.serialized[0].status().message(), HasSubstr("killed by signal 9"));
+  ASSERT_TRUE(log.serialized[1].ok()) << log.serialized[1].status();
+  ASSERT_EQ(log.rebuilt.size(), 3u);
+  for (auto& [r, reply] : log.rebuilt) EXPECT_TRUE(reply.ok()) << reply.status();
+}
+
+TEST(CompilePoolTest, NoSlangWorkForksNothingAndRunsTheThreadTasks) {
+  CompilePoolWork work;
+  work.workers = 2;
+  std::atomic<size_t> ran{0};
+  work.thread_tasks = 5;
+  work.run_in_thread = [&](size_t, size_t) { ++ran; };
+  RunCompilePool(work);
+  EXPECT_EQ(ran, 5u);
+}
+
+}  // namespace
+}  // namespace spreplay
