@@ -365,24 +365,46 @@ GroupWork GatherGroup(const Trace& trace, const SessionGroup& group) {
   return work;
 }
 
+namespace {
+
+double RecordedSeconds(const GroupWork& work, size_t program) {
+  return work.records[program] ? work.records[program]->compile_seconds : 0;
+}
+
+void AddPart(GroupWork& work, std::span<const size_t> programs, size_t group_index,
+             std::vector<PartWork>& parts) {
+  PartWork part;
+  part.group = group_index;
+  for (size_t p : programs) {
+    part.programs.push_back(work.programs[p]);
+    part.records.push_back(work.records[p]);
+    part.indices.push_back(p);
+    part.recorded_seconds += RecordedSeconds(work, p);
+  }
+  work.parts.push_back(parts.size());
+  parts.push_back(std::move(part));
+}
+
+}  // namespace
+
 void SplitIntoParts(GroupWork& work, std::span<const size_t> programs, size_t group_index,
                     const SessionSize& size, std::vector<PartWork>& parts) {
-  for (const std::vector<size_t>& indices : ConsistentParts(work.programs, programs)) {
+  for (std::vector<size_t> indices : ConsistentParts(work.programs, programs)) {
+    if (size.programs_per_session == 0 && size.own_session_seconds > 0 && indices.size() > 1) {
+      auto heaviest = std::max_element(indices.begin(), indices.end(), [&](size_t a, size_t b) {
+        return RecordedSeconds(work, a) < RecordedSeconds(work, b);
+      });
+      if (RecordedSeconds(work, *heaviest) > size.own_session_seconds) {
+        AddPart(work, std::span(&*heaviest, 1), group_index, parts);
+        indices.erase(heaviest);
+      }
+    }
     // In recorded order, so that programs built from the same modules (one
     // test file's kernels, one feature's) mostly share a session.
     const size_t most = ProgramsPerSession(indices.size(), size);
     for (size_t first = 0; first < indices.size(); first += most) {
-      PartWork part;
-      part.group = group_index;
       const size_t end = std::min(indices.size(), first + most);
-      for (size_t p : std::span(indices).subspan(first, end - first)) {
-        part.programs.push_back(work.programs[p]);
-        part.records.push_back(work.records[p]);
-        part.indices.push_back(p);
-        if (work.records[p]) part.recorded_seconds += work.records[p]->compile_seconds;
-      }
-      work.parts.push_back(parts.size());
-      parts.push_back(std::move(part));
+      AddPart(work, std::span(indices).subspan(first, end - first), group_index, parts);
     }
   }
 }

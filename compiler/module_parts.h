@@ -65,6 +65,15 @@ struct GroupWork {
 struct SessionSize {
   size_t programs_per_session = 0;  // the user's choice; 0: ProgramsPerSession decides
   size_t workers = 1;
+  // With ProgramsPerSession deciding: the kernel the app took longest to
+  // compile of a set of programs, if it took longer than this, is
+  // serialized in a session of its own, so that its rebuild starts once its
+  // own modules are serialized rather than the whole set's: on many
+  // workers, that chain is the compile's wall time. It costs what the set
+  // shares (slangpy's library) once more, so the compile gives it an even
+  // share of the whole compile's work: the kernels' recorded seconds over the
+  // workers. 0: never.
+  double own_session_seconds = 0;
 };
 
 // Each session loads what its programs share (slangpy's library) from
@@ -86,7 +95,8 @@ GroupWork GatherGroup(const Trace& trace, const SessionGroup& group);
 
 // `programs` (indices into work.programs), split into parts (added to
 // `parts`, and to work.parts) that sessions serialize and rebuild, of
-// ProgramsPerSession programs at most.
+// ProgramsPerSession programs at most, the heaviest alone when it is worth a
+// session (SessionSize::own_session_seconds).
 void SplitIntoParts(GroupWork& work, std::span<const size_t> programs, size_t group_index,
                     const SessionSize& size, std::vector<PartWork>& parts);
 

@@ -263,7 +263,12 @@ ModuleStage::ModuleStage(const Trace& trace, const std::vector<const KernelRecor
   State& state = *state_;
   state.groups = GroupsOf(trace, candidates);
   const size_t count = state.groups.size();
-  const SessionSize size{programs_per_session, state.builders.size()};
+  SessionSize size{programs_per_session, state.builders.size()};
+  if (size.workers > 1) {
+    double recorded = 0;
+    for (const KernelRecord* record : candidates) recorded += record->compile_seconds;
+    size.own_session_seconds = recorded / static_cast<double>(size.workers);
+  }
   state.names.resize(count);
   state.outcomes.resize(count);
   state.works.resize(count);

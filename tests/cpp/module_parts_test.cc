@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/sha256.h"
+#include "fmt/format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -115,6 +116,60 @@ TEST(ProgramsPerSessionTest, TheUsersChoiceWins) {
   EXPECT_EQ(ProgramsPerSession(704, {.programs_per_session = 44, .workers = 2}), 44u);
   EXPECT_EQ(ProgramsPerSession(30, {.programs_per_session = 1, .workers = 1}), 1u);
   EXPECT_EQ(ProgramsPerSession(704, {.programs_per_session = SIZE_MAX, .workers = 16}), 704u);
+}
+
+}  // namespace
+}  // namespace spreplay
+
+namespace spreplay {
+namespace {
+
+// Four kernels of one configuration, all built from one library file; the
+// app took `seconds[i]` to compile kernel i.
+struct FourKernels {
+  Snapshot snapshot;
+  std::vector<KernelRecord> records;
+  GroupWork work;
+
+  explicit FourKernels(std::vector<double> seconds) : records(seconds.size()) {
+    snapshot.AddFile("/lib/slangpy.slang", "the library");
+    for (size_t i = 0; i < seconds.size(); ++i) {
+      records[i].compile_seconds = seconds[i];
+      work.programs.push_back(
+          {Component::Module(fmt::format("call_site_{}", i), "", "", "import slangpy;", {}),
+           &snapshot, 0, 0});
+      work.records.push_back(&records[i]);
+    }
+  }
+
+  std::vector<std::vector<size_t>> Parts(const SessionSize& size) {
+    std::vector<PartWork> parts;
+    const std::vector<size_t> all = {0, 1, 2, 3};
+    SplitIntoParts(work, all, 0, size, parts);
+    std::vector<std::vector<size_t>> indices;
+    for (const PartWork& part : parts) indices.push_back(part.indices);
+    return indices;
+  }
+};
+
+TEST(SplitIntoPartsTest, AKernelLongerThanAWorkersShareGetsASessionOfItsOwn) {
+  FourKernels kernels({0.3, 5.0, 0.4, 0.2});
+  EXPECT_THAT(kernels.Parts({.workers = 16, .own_session_seconds = 5.9 / 16}),
+              ElementsAre(ElementsAre(1u), ElementsAre(0u, 2u, 3u)));
+}
+
+TEST(SplitIntoPartsTest, NoKernelLongerThanAWorkersShareLeavesOneSession) {
+  FourKernels even({1.0, 1.2, 1.1, 0.9});
+  EXPECT_THAT(even.Parts({.workers = 2, .own_session_seconds = 4.2 / 2}),
+              ElementsAre(ElementsAre(0u, 1u, 2u, 3u)));
+  FourKernels kernels({0.3, 5.0, 0.4, 0.2});
+  EXPECT_THAT(kernels.Parts({.workers = 1}), ElementsAre(ElementsAre(0u, 1u, 2u, 3u)));
+}
+
+TEST(SplitIntoPartsTest, TheUsersSessionSizeIsKept) {
+  FourKernels kernels({0.3, 5.0, 0.4, 0.2});
+  EXPECT_THAT(kernels.Parts({.programs_per_session = 4, .workers = 16, .own_session_seconds = 0.4}),
+              ElementsAre(ElementsAre(0u, 1u, 2u, 3u)));
 }
 
 }  // namespace
