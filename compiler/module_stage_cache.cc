@@ -76,6 +76,22 @@ absl::Status PutMessage(const CompileCache& cache, const Digest& name,
                    std::string_view(reinterpret_cast<const char*>(bytes.begin()), bytes.size()));
 }
 
+// Stored outcomes hold no IR: TakeVerifiedIr fills it in from the cache.
+std::vector<std::pair<ModuleMetadata, std::string>> ArchivedWithoutIr(
+    capnp::List<schema::ModuleEntry>::Reader entries) {
+  std::vector<std::pair<ModuleMetadata, std::string>> archived;
+  for (const auto entry : entries) archived.emplace_back(ModuleMetadataOf(entry), std::string());
+  return archived;
+}
+
+// The IR stays in the cache under each module's key (VerifiedIrName).
+template <typename OutcomeBuilder>
+void StoreArchivedWithoutIr(const std::vector<std::pair<ModuleMetadata, std::string>>& archived,
+                            OutcomeBuilder stored) {
+  auto entries = stored.initArchived(static_cast<unsigned>(archived.size()));
+  for (size_t i = 0; i < archived.size(); ++i) FillModuleEntry(archived[i].first, entries[i]);
+}
+
 // Each archived module's IR, as the cache pinned it; false if one is missing.
 bool TakeVerifiedIr(const CompileCache& cache,
                     std::vector<std::pair<ModuleMetadata, std::string>>& archived) {
@@ -130,8 +146,7 @@ std::optional<GroupOutcome> LoadModuleStageOutcome(const CompileCache& cache, co
       ReadEntry<GroupOutcome>(cache.Get(name), [](capnp::MessageReader& message) {
         const auto stored = message.getRoot<schema::ModuleStageOutcome>();
         GroupOutcome read;
-        for (const auto entry : stored.getArchived())
-          read.archived.emplace_back(ModuleMetadataOf(entry), std::string());
+        read.archived = ArchivedWithoutIr(stored.getArchived());
         for (const auto refused : stored.getRefused())
           read.refused.push_back(UnservedModuleOf(refused));
         return std::optional<GroupOutcome>(std::move(read));
@@ -144,9 +159,7 @@ absl::Status StoreModuleStageOutcome(const CompileCache& cache, const Digest& na
                                      const GroupOutcome& outcome) {
   capnp::MallocMessageBuilder message;
   auto stored = message.initRoot<schema::ModuleStageOutcome>();
-  auto archived = stored.initArchived(static_cast<unsigned>(outcome.archived.size()));
-  for (size_t i = 0; i < outcome.archived.size(); ++i)
-    FillModuleEntry(outcome.archived[i].first, archived[i]);
+  StoreArchivedWithoutIr(outcome.archived, stored);
   auto refused = stored.initRefused(static_cast<unsigned>(outcome.refused.size()));
   for (size_t i = 0; i < outcome.refused.size(); ++i)
     FillUnservedModule(outcome.refused[i], refused[i]);
@@ -205,8 +218,7 @@ std::optional<RememberedPart> LoadModulePartOutcome(const CompileCache& cache, c
       ReadEntry<RememberedPart>(cache.Get(name), [](capnp::MessageReader& message) {
         const auto stored = message.getRoot<schema::ModulePartOutcome>();
         RememberedPart read;
-        for (const auto entry : stored.getArchived())
-          read.outcome.archived.emplace_back(ModuleMetadataOf(entry), std::string());
+        read.outcome.archived = ArchivedWithoutIr(stored.getArchived());
         for (const auto refused : stored.getRefused()) {
           absl::StatusOr<Digest> key = DigestFromData(refused.getKey());
           if (!key.ok()) return std::optional<RememberedPart>();
@@ -228,9 +240,7 @@ absl::Status StoreModulePartOutcome(const CompileCache& cache, const Digest& nam
                                     const std::vector<ModuleNodeKey>& left_to_kernels) {
   capnp::MallocMessageBuilder message;
   auto stored = message.initRoot<schema::ModulePartOutcome>();
-  auto archived = stored.initArchived(static_cast<unsigned>(outcome.archived.size()));
-  for (size_t i = 0; i < outcome.archived.size(); ++i)
-    FillModuleEntry(outcome.archived[i].first, archived[i]);
+  StoreArchivedWithoutIr(outcome.archived, stored);
   auto refused = stored.initRefused(static_cast<unsigned>(outcome.refused.size()));
   for (size_t i = 0; i < outcome.refused.size(); ++i) {
     refused[i].setKey(DataOf(outcome.refused[i].first));

@@ -86,16 +86,21 @@ CompilePoolWork PoolOf(Log& log, std::vector<int> serialize_ms, std::vector<size
   return work;
 }
 
+// `count` thread tasks of `milliseconds` each, logged with their worker.
+void AddThreadTasks(CompilePoolWork& work, Log& log, size_t count, int milliseconds) {
+  work.thread_tasks = count;
+  work.run_in_thread = [&log, milliseconds](size_t task, size_t worker) {
+    Sleep(milliseconds);
+    std::lock_guard lock(log.mutex);
+    log.thread_tasks.emplace(task, worker);
+  };
+}
+
 TEST(CompilePoolTest, EveryTaskRunsOnceInAChildAndEachRebuildAfterItsPart) {
   Log log;
   const std::vector<size_t> rebuild_parts = {0, 1, 2, 0, 1, 2, 2, 2, 0, 1};
   CompilePoolWork work = PoolOf(log, {30, 60, 90}, rebuild_parts, 3, 3);
-  work.thread_tasks = 20;
-  work.run_in_thread = [&](size_t task, size_t worker) {
-    Sleep(2);
-    std::lock_guard lock(log.mutex);
-    log.thread_tasks.emplace(task, worker);
-  };
+  AddThreadTasks(work, log, 20, 2);
   RunCompilePool(work);
 
   ASSERT_EQ(log.serialized.size(), 3u);
@@ -128,12 +133,7 @@ TEST(CompilePoolTest, APartsRebuildsNeedNotWaitForASlowerPart) {
 TEST(CompilePoolTest, OnlySlangWorkersRunSlangTasksAndEveryWorkerRunsThreadTasks) {
   Log log;
   CompilePoolWork work = PoolOf(log, {200}, {0, 0}, 3, 1);
-  work.thread_tasks = 30;
-  work.run_in_thread = [&](size_t task, size_t worker) {
-    Sleep(10);
-    std::lock_guard lock(log.mutex);
-    log.thread_tasks.emplace(task, worker);
-  };
+  AddThreadTasks(work, log, 30, 10);
   RunCompilePool(work);
   EXPECT_EQ(log.slang_workers_seen, std::set<size_t>{0});
   std::set<size_t> thread_workers;
