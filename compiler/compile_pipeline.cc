@@ -497,7 +497,7 @@ absl::StatusOr<CompileReport> CompileTrace(const Trace& trace, const std::string
   // One pool: `sessions` workers serialize each part of the modules stage
   // in their children and rebuild its programs there as soon as it is
   // serialized; every worker builds SASS when no Slang work is ready for it.
-  // A job that holds a Slang session waits for memory to hold it
+  // Only `sessions` of them hold a Slang session, as many as memory holds
   // (memory_budget.h).
   CompilePoolWork pool;
   pool.workers = workers;

@@ -1,10 +1,11 @@
 #include "compiler/compile_pool.h"
 
 #include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <optional>
 #include <thread>
-
-#include "absl/synchronization/mutex.h"
 
 namespace spreplay {
 namespace {
@@ -28,7 +29,7 @@ class Schedule {
   // The worker's next task, waiting while all it could take is a rebuild
   // whose part is still being serialized; nullopt once nothing is left.
   std::optional<Task> Next(size_t worker) {
-    absl::MutexLock lock(&mutex_);
+    std::unique_lock lock(mutex_);
     for (;;) {
       const bool slang = worker < work_.slang_workers;
       if (slang && next_serialization_ < work_.serialization_parts.size()) {
@@ -45,15 +46,19 @@ class Schedule {
         return Task{Task::Kind::kThread, next_thread_task_++};
       if (!slang || first_untaken_rebuild_ == rebuild_taken_.size() || serializing_ == 0)
         return std::nullopt;
-      made_.Wait(&mutex_);
+      // wait_for, not wait: libstdc++ 12's wait() needs a newer C++ runtime
+      // than the wheel's manylinux tag promises; wait_for is all header.
+      made_.wait_for(lock, std::chrono::seconds(1));
     }
   }
 
   void Made(size_t serialization) {
-    absl::MutexLock lock(&mutex_);
-    part_made_[work_.serialization_parts[serialization]] = true;
-    --serializing_;
-    made_.SignalAll();
+    {
+      std::lock_guard lock(mutex_);
+      part_made_[work_.serialization_parts[serialization]] = true;
+      --serializing_;
+    }
+    made_.notify_all();
   }
 
  private:
@@ -71,10 +76,8 @@ class Schedule {
   }
 
   const CompilePoolWork& work_;
-  // absl's, not std::condition_variable: libstdc++ 12's wait() needs a newer
-  // C++ runtime than the wheel's manylinux tag promises.
-  absl::Mutex mutex_;
-  absl::CondVar made_;
+  std::mutex mutex_;
+  std::condition_variable made_;
   size_t next_serialization_ = 0;
   size_t serializing_ = 0;
   std::vector<bool> part_made_;
@@ -93,9 +96,11 @@ void RunCompilePool(const CompilePoolWork& work) {
   bounded.slang_workers = slang_workers;
   Schedule schedule(bounded);
   const size_t serializations = work.serialization_parts.size();
-  WorkerChildren children(slang_workers, work.child);
+  // A Slang task changes state its worker's child keeps (the part it holds),
+  // which threads would share: without a child, it fails, and says why.
+  WorkerChildren children(slang_workers, work.child, WorkerChildren::WithoutChild::kFail);
   // Before any thread starts: no child inherits a lock another thread holds.
-  for (size_t worker = 0; worker < slang_workers; ++worker) children.Start(worker);
+  for (size_t worker = 0; worker < slang_workers; ++worker) children.Start(worker).IgnoreError();
 
   auto loop = [&](size_t worker) {
     while (std::optional<Task> task = schedule.Next(worker)) {

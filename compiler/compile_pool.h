@@ -1,11 +1,14 @@
 #pragma once
 // The one pool a compile's work runs in. Each configuration's modules are
-// serialized in parts, each part's programs are rebuilt over its IR as soon
-// as that part is serialized, whatever the other parts are doing, and SASS
-// is built from the recorded PTX in whatever time the Slang work leaves: no
-// stage waits for another to finish, so the compile takes about as long as
-// its longest chain, a part and its slowest program, or its total work over
-// the workers, whichever is more.
+// serialized in parts, each part's programs are rebuilt over its IR once
+// that part is serialized (and no part waits for a worker to serialize it),
+// whatever the other parts are doing, and SASS is built from the recorded
+// PTX in whatever time the Slang work leaves: no stage waits for another to
+// finish, so the compile takes about as long as its longest chain, a part
+// and its slowest program, or its total work over the workers, whichever is
+// more. Serializations go first since each makes work for the others: with
+// more parts than workers, a part's rebuilds may wait for the last part to
+// be taken, not to be made.
 
 #include <cstddef>
 #include <functional>

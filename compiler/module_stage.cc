@@ -180,10 +180,15 @@ struct ModuleStage::State {
   // In a worker's child: makes `index` the part it holds, dropping the IR of
   // the one it held, and the session that loaded it.
   void Hold(size_t index, size_t worker, SerializedSession serialized) {
-    if (held_part && *held_part != index) parts[*held_part].serialized = {};
-    sessions[worker] = {};
+    Release(worker);
     parts[index].serialized = std::move(serialized);
     held_part = index;
+  }
+
+  void Release(size_t worker) {
+    if (held_part) parts[*held_part].serialized = {};
+    held_part = std::nullopt;
+    sessions[worker] = {};
   }
 
   std::string SerializeInChild(size_t item, size_t worker) {
@@ -200,18 +205,30 @@ struct ModuleStage::State {
     PartWork& part = parts[index];
     if (!payload.empty()) {
       absl::StatusOr<SerializedSession> serialized = DecodeSerializedSession(payload);
-      if (!serialized.ok()) return EncodeCodeFromChild(serialized.status(), {});
+      if (!serialized.ok()) {
+        Release(worker);
+        return Rebuilt(serialized.status(), {});
+      }
       Hold(index, worker, *std::move(serialized));
     } else if (held_part != index) {
-      return EncodeCodeFromChild(
-          absl::InternalError("its worker process was sent none of its part's IR"), {});
+      return std::string(kSendItsIr);
     }
     IrModuleBuilder* builder = WarmBuilder(worker);
-    if (!builder) return EncodeCodeFromChild(absl::InternalError(builder_errors[worker]), {});
+    if (!builder) return Rebuilt(absl::InternalError(builder_errors[worker]), {});
     const auto start = std::chrono::steady_clock::now();
     const absl::StatusOr<std::string> code = builder->RebuildOneFromIr(
         groups[part.group].config, part.programs, part.serialized, p, sessions[worker]);
-    return EncodeCodeFromChild(code, {SecondsSince(start)});
+    return Rebuilt(code, {SecondsSince(start)});
+  }
+
+  // A rebuild's reply from a worker's child: what it rebuilt, or that it
+  // holds no IR of the program's part. The parent sends a part's IR only to
+  // a child it has not sent it to, and the child has the last word.
+  static constexpr std::string_view kRebuilt = "R";
+  static constexpr std::string_view kSendItsIr = "I";
+  static std::string Rebuilt(const absl::StatusOr<std::string>& code,
+                             const std::vector<double>& seconds) {
+    return std::string(kRebuilt) + EncodeCodeFromChild(code, seconds);
   }
 };
 
@@ -263,12 +280,6 @@ ModuleStage::ModuleStage(const Trace& trace, const std::vector<const KernelRecor
   State& state = *state_;
   state.groups = GroupsOf(trace, candidates);
   const size_t count = state.groups.size();
-  SessionSize size{programs_per_session, state.builders.size()};
-  if (size.workers > 1) {
-    double recorded = 0;
-    for (const KernelRecord* record : candidates) recorded += record->compile_seconds;
-    size.own_session_seconds = recorded / static_cast<double>(size.workers);
-  }
   state.names.resize(count);
   state.outcomes.resize(count);
   state.works.resize(count);
@@ -276,6 +287,8 @@ ModuleStage::ModuleStage(const Trace& trace, const std::vector<const KernelRecor
   state.parts_of_group.resize(count);
   // A configuration whose inputs are unchanged since a compile that used this
   // cache gets that compile's outcome, and its modules' IR, from the cache.
+  std::vector<std::vector<size_t>> unverified(count);
+  double recorded = 0;  // of the kernels left to verify
   for (size_t i = 0; i < count; ++i) {
     if (cache.enabled()) {
       state.names[i] = ModuleStageOutcomeName(trace, state.groups[i]);
@@ -286,9 +299,16 @@ ModuleStage::ModuleStage(const Trace& trace, const std::vector<const KernelRecor
     }
     state.to_verify.push_back(i);
     state.works[i] = GatherGroup(trace, state.groups[i]);
-    const std::vector<size_t> unverified = state.TakeRememberedParts(i);
-    SplitIntoParts(state.works[i], unverified, i, size, state.parts);
+    unverified[i] = state.TakeRememberedParts(i);
+    for (size_t p : unverified[i]) {
+      if (const KernelRecord* record = state.works[i].records[p])
+        recorded += record->compile_seconds;
+    }
   }
+  SessionSize size{programs_per_session, state.builders.size()};
+  if (size.workers > 1) size.own_session_seconds = recorded / static_cast<double>(size.workers);
+  for (size_t i : state.to_verify)
+    SplitIntoParts(state.works[i], unverified[i], i, size, state.parts);
   std::vector<PartWork>& parts = state.parts;
   state.parts_longest_first.resize(parts.size());
   for (size_t i = 0; i < parts.size(); ++i) state.parts_longest_first[i] = i;
@@ -372,7 +392,16 @@ void ModuleStage::Rebuild(size_t item, size_t worker, const RunInChildWith& in_c
     }
     const bool held = state.part_in_child[worker] == index;
     absl::StatusOr<std::string> reply = in_child(held ? std::string_view() : part.encoded);
-    state.part_in_child[worker] = reply.ok() ? std::optional<size_t>(index) : std::nullopt;
+    if (reply.ok() && *reply == State::kSendItsIr) reply = in_child(part.encoded);
+    state.part_in_child[worker] = std::nullopt;
+    if (reply.ok()) {
+      if (!reply->starts_with(State::kRebuilt)) {
+        reply = absl::InternalError("its worker process sent a reply of another kind");
+      } else {
+        reply->erase(0, State::kRebuilt.size());
+        state.part_in_child[worker] = index;
+      }
+    }
     CodeFromChild rebuilt = DecodeCodeFromChild(std::move(reply));
     part.codes[p] = std::move(rebuilt.code);
     if (!rebuilt.seconds.empty()) part.rebuild_seconds[p] = rebuilt.seconds[0];

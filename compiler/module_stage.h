@@ -59,7 +59,8 @@ struct RebuiltKernel {
 //
 // A part is serialized in a worker's child and comes back as bytes
 // (serialized_session_codec.h), which go to each other child that rebuilds
-// one of its programs: a part's rebuilds need not wait for any other part.
+// one of its programs: a part's rebuilds need not wait for another part to
+// be serialized.
 //
 // `candidates`: the kernels compile may archive; their modules are serialized
 // with those of the trace's module loads that no recorded kernel was built

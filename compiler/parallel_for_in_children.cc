@@ -15,8 +15,10 @@ void ParallelForInChildren(
   if (count == 0) return;
   workers = std::max<size_t>(1, std::min(workers, count));
   WorkerChildren children(
-      workers, [&](size_t item, size_t worker, std::string_view) { return child(item, worker); });
-  for (size_t worker = 0; worker < workers; ++worker) children.Start(worker);
+      workers, [&](size_t item, size_t worker, std::string_view) { return child(item, worker); },
+      WorkerChildren::WithoutChild::kRunInThread);
+  // One that cannot be forked now is tried again when its worker needs it.
+  for (size_t worker = 0; worker < workers; ++worker) children.Start(worker).IgnoreError();
   ParallelFor(count, workers, [&](size_t item, size_t worker) {
     parent(item, worker, [&] { return children.Run(item, worker); });
   });

@@ -2,6 +2,7 @@
 
 #include <cstring>
 #include <limits>
+#include <stdexcept>
 #include <utility>
 
 #include "capnp/message.h"
@@ -17,6 +18,14 @@ namespace {
 
 kj::ArrayPtr<const kj::byte> BytesOf(const std::string& text) {
   return {reinterpret_cast<const kj::byte*>(text.data()), text.size()};
+}
+
+// Cap'n Proto lists hold fewer than 2^29 elements, and its blobs fewer than
+// 2^29 bytes; past either, encoding throws (kj::Exception), which ends the
+// worker process that serialized the session with the reason.
+unsigned ListSize(size_t size) {
+  if (size >= (size_t{1} << 29)) throw std::length_error("a serialized session list is too long");
+  return static_cast<unsigned>(size);
 }
 
 std::string StringOf(capnp::Data::Reader bytes) {
@@ -40,7 +49,12 @@ absl::StatusOr<SerializedSession> Decode(schema::SerializedSession::Reader in) {
       out.description = Component::Opaque("undescribable");
     }
     out.ir = StringOf(module.getIr());
-    for (uint32_t index : module.getImports()) out.imports.push_back(index);
+    for (uint32_t index : module.getImports()) {
+      // Imports are loaded before the module that imports them.
+      if (index >= session.modules.size() - 1)
+        return absl::DataLossError("a module imports one the session loaded after it");
+      out.imports.push_back(index);
+    }
     out.source_only = module.getSourceOnly();
   }
   for (schema::ProgramUses::Reader uses : in.getUses()) {
@@ -74,18 +88,18 @@ absl::StatusOr<SerializedSession> Decode(schema::SerializedSession::Reader in) {
 std::string EncodeSerializedSession(const SerializedSession& session) {
   capnp::MallocMessageBuilder message;
   auto out = message.initRoot<schema::SerializedSession>();
-  auto modules = out.initModules(session.modules.size());
+  auto modules = out.initModules(ListSize(session.modules.size()));
   for (size_t i = 0; i < session.modules.size(); ++i) {
     const SerializedModule& module = session.modules[i];
     if (module.description && module.description->kind != Component::Kind::kOpaque)
       EncodeComponent(*module.description, modules[i].initDescription());
     modules[i].setIr(BytesOf(module.ir));
-    auto imports = modules[i].initImports(module.imports.size());
+    auto imports = modules[i].initImports(ListSize(module.imports.size()));
     for (size_t j = 0; j < module.imports.size(); ++j)
       imports.set(j, static_cast<uint32_t>(module.imports[j]));
     modules[i].setSourceOnly(module.source_only);
   }
-  auto uses = out.initUses(session.uses.size());
+  auto uses = out.initUses(ListSize(session.uses.size()));
   for (size_t p = 0; p < session.uses.size(); ++p) {
     if (!session.uses[p].ok()) {
       auto error = uses[p].initError();
@@ -93,15 +107,15 @@ std::string EncodeSerializedSession(const SerializedSession& session) {
       error.setMessage(std::string(session.uses[p].status().message()));
       continue;
     }
-    auto modules_used = uses[p].initModules(session.uses[p]->size());
+    auto modules_used = uses[p].initModules(ListSize(session.uses[p]->size()));
     for (size_t j = 0; j < session.uses[p]->size(); ++j)
       modules_used.set(j, static_cast<uint32_t>((*session.uses[p])[j]));
   }
-  auto layouts = out.initLayouts(session.layouts.size());
+  auto layouts = out.initLayouts(ListSize(session.layouts.size()));
   for (size_t p = 0; p < session.layouts.size(); ++p) layouts.set(p, BytesOf(session.layouts[p]));
-  auto codes = out.initEntryPointCodes(session.entry_point_codes.size());
+  auto codes = out.initEntryPointCodes(ListSize(session.entry_point_codes.size()));
   for (size_t p = 0; p < session.entry_point_codes.size(); ++p) {
-    auto program_codes = codes.init(p, session.entry_point_codes[p].size());
+    auto program_codes = codes.init(p, ListSize(session.entry_point_codes[p].size()));
     for (size_t j = 0; j < session.entry_point_codes[p].size(); ++j)
       program_codes.set(j, BytesOf(session.entry_point_codes[p][j]));
   }

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <exception>
 #include <utility>
 
 #include "absl/status/status.h"
@@ -53,16 +54,39 @@ bool ReceiveMessage(int socket, std::string& bytes) {
   return ReceiveAll(socket, bytes.data(), size);
 }
 
+// The child's status when its work threw: the parent reports how it ended.
+constexpr int kThrew = 70;
+
 // A child's whole life: an item and its payload in, what `work` made of
 // them out, until the parent closes its end.
 [[noreturn]] void Serve(int socket, size_t worker, const ChildWork& work) {
   std::string payload;
   for (uint64_t item; ReceiveAll(socket, &item, sizeof item) && ReceiveMessage(socket, payload);) {
-    if (!SendMessage(socket, work(item, worker, payload))) break;
+    std::string reply;
+    try {
+      reply = work(item, worker, payload);
+    } catch (const std::exception& error) {
+      std::fprintf(stderr, "spreplay: a worker process failed: %s\n", error.what());
+      _exit(kThrew);
+    } catch (...) {
+      std::fprintf(stderr, "spreplay: a worker process failed\n");
+      _exit(kThrew);
+    }
+    if (!SendMessage(socket, reply)) break;
   }
   // Not exit(): the parent's atexit handlers and static destructors are the
   // parent's to run, and its stdio buffers its to flush.
   _exit(0);
+}
+
+// Closes every descriptor above stdio but `keep`: a pipe another thread of
+// the parent has open (to a ptxas it runs) would otherwise stay open here
+// for the child's whole life, and that thread would wait for its end.
+void CloseInheritedDescriptors(int keep) {
+  for (int fd = STDERR_FILENO + 1; fd < keep; ++fd) close(fd);
+  if (close_range(static_cast<unsigned>(keep) + 1, ~0u, 0) != 0) {
+    for (int fd = keep + 1; fd < 65536; ++fd) close(fd);
+  }
 }
 
 std::string HowItEnded(int status) {
@@ -75,43 +99,47 @@ std::string HowItEnded(int status) {
 
 }  // namespace
 
-WorkerChildren::WorkerChildren(size_t workers, ChildWork work)
-    : children_(workers), work_(std::move(work)) {}
+WorkerChildren::WorkerChildren(size_t workers, ChildWork work, WithoutChild without_child)
+    : children_(workers), work_(std::move(work)), without_child_(without_child) {}
 
 WorkerChildren::~WorkerChildren() {
   for (size_t worker = 0; worker < children_.size(); ++worker) Stop(worker);
 }
 
-bool WorkerChildren::Start(size_t worker) {
-  // Held across the fork: a child must know every other child's socket at
-  // the moment it is forked (below).
+absl::Status WorkerChildren::Start(size_t worker) {
   std::lock_guard lock(mutex_);
   int ends[2];
-  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ends) != 0) return false;
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ends) != 0)
+    return absl::ResourceExhaustedError(
+        fmt::format("no socket for a worker process: {}", strerror(errno)));
   std::fflush(nullptr);  // or the child's copy of a buffer could be written twice
   const pid_t pid = fork();
   if (pid < 0) {
+    const int error = errno;
     close(ends[0]);
     close(ends[1]);
-    return false;
+    return absl::ResourceExhaustedError(
+        fmt::format("no worker process could be started: {}", strerror(error)));
   }
   if (pid == 0) {
-    // A copy of another child's socket would keep it open after the parent
-    // closes its end, and that child would never be told to exit.
-    for (const Child& other : children_) {
-      if (other.socket >= 0) close(other.socket);
-    }
-    close(ends[0]);
+    // Among them the other children's sockets: a copy would keep one open
+    // after the parent closes its end, and that child would never exit.
+    CloseInheritedDescriptors(ends[1]);
     Serve(ends[1], worker, work_);
   }
   close(ends[1]);
   children_[worker] = {pid, ends[0]};
-  return true;
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::string> WorkerChildren::Run(size_t item, size_t worker,
                                                 std::string_view payload) {
-  if (children_[worker].pid < 0 && !Start(worker)) return work_(item, worker, payload);
+  if (children_[worker].pid < 0) {
+    if (absl::Status started = Start(worker); !started.ok()) {
+      if (without_child_ == WithoutChild::kFail) return started;
+      return work_(item, worker, payload);
+    }
+  }
   const int socket = children_[worker].socket;
   const uint64_t request = item;
   std::string reply;
@@ -132,8 +160,11 @@ std::string WorkerChildren::Stop(size_t worker) {
     child = {};
   }
   int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  pid_t waited;
+  while ((waited = waitpid(pid, &status, 0)) < 0 && errno == EINTR) {
   }
+  if (waited < 0) return fmt::format("ended, how is unknown ({})", strerror(errno));
+  if (WIFEXITED(status) && WEXITSTATUS(status) == kThrew) return "failed (see its message above)";
   return HowItEnded(status);
 }
 

@@ -28,17 +28,26 @@ using RunInChildWith = std::function<absl::StatusOr<std::string>(std::string_vie
 
 class WorkerChildren {
  public:
-  WorkerChildren(size_t workers, ChildWork work);
+  // What Run does where no child can be forked (no memory, no processes).
+  enum class WithoutChild {
+    kRunInThread,  // run the work in the calling thread: it keeps no state a thread shares
+    kFail,         // answer with why
+  };
+
+  WorkerChildren(size_t workers, ChildWork work, WithoutChild without_child);
   ~WorkerChildren();  // ends every child
   WorkerChildren(const WorkerChildren&) = delete;
   WorkerChildren& operator=(const WorkerChildren&) = delete;
 
-  // Forks `worker`'s child; false where it cannot. Fork them all before any
-  // other thread starts, so that none inherits a lock another thread held.
-  bool Start(size_t worker);
+  // Forks `worker`'s child; why not where it cannot. Fork them all before
+  // any other thread starts. A child that died is forked again by the next
+  // Run, maybe while other threads run: a child touches nothing but its own
+  // work's state, and closes every descriptor but its socket and stdio, so
+  // that it keeps no other thread's pipe open.
+  absl::Status Start(size_t worker);
 
-  // `item` run in `worker`'s child (forked now if it has none, or run in this
-  // thread where it cannot be), or why the child gave no reply: it died, and
+  // `item` run in `worker`'s child (forked now if it has none), or why the
+  // child gave no reply: it died, or threw (its message goes to stderr), and
   // the worker's next request gets a new one.
   absl::StatusOr<std::string> Run(size_t item, size_t worker, std::string_view payload = {});
 
@@ -53,6 +62,7 @@ class WorkerChildren {
   std::mutex mutex_;
   std::vector<Child> children_;
   const ChildWork work_;
+  const WithoutChild without_child_;
 };
 
 }  // namespace spreplay

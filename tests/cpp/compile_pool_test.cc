@@ -5,9 +5,12 @@
 
 #include "compiler/compile_pool.h"
 
+#include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <map>
@@ -108,8 +111,9 @@ TEST(CompilePoolTest, EveryTaskRunsOnceInAChildAndEachRebuildAfterItsPart) {
   EXPECT_EQ(log.thread_tasks.size(), 20u);
   for (auto& [s, reply] : log.serialized) {
     ASSERT_TRUE(reply.ok()) << reply.status();
-    EXPECT_THAT(*reply, HasSubstr(fmt::format("part {} from", s)));
-    EXPECT_THAT(*reply, ::testing::Not(HasSubstr(fmt::format("from {}", getpid()))));
+    const std::string this_process = fmt::format("part {} from {}", s, getpid());
+    EXPECT_THAT(*reply, HasSubstr(fmt::format("part {} from ", s)));
+    EXPECT_NE(*reply, this_process);
   }
   for (size_t r = 0; r < rebuild_parts.size(); ++r) {
     ASSERT_TRUE(log.rebuilt[r].ok()) << log.rebuilt[r].status();
@@ -158,7 +162,7 @@ TEST(CompilePoolTest, AChildThatDiesCostsItsTaskOnly) {
   for (auto& [r, reply] : log.rebuilt) EXPECT_TRUE(reply.ok()) << reply.status();
 }
 
-TEST(CompilePoolTest, NoSlangWorkForksNothingAndRunsTheThreadTasks) {
+TEST(CompilePoolTest, WithoutSlangWorkTheThreadTasksStillRun) {
   CompilePoolWork work;
   work.workers = 2;
   std::atomic<size_t> ran{0};
@@ -166,6 +170,52 @@ TEST(CompilePoolTest, NoSlangWorkForksNothingAndRunsTheThreadTasks) {
   work.run_in_thread = [&](size_t, size_t) { ++ran; };
   RunCompilePool(work);
   EXPECT_EQ(ran, 5u);
+}
+
+// Whether the read end of a pipe whose write end this process held for
+// `milliseconds`, then closed, reads its end within a second: it does not
+// while a copy of the write end is open in another process.
+bool PipeEndsOnClose(int milliseconds) {
+  int ends[2];
+  if (pipe2(ends, O_CLOEXEC) != 0) return false;
+  Sleep(milliseconds);
+  close(ends[1]);
+  pollfd readable = {ends[0], POLLIN, 0};
+  char byte;
+  const bool ended = poll(&readable, 1, 1000) == 1 && read(ends[0], &byte, 1) == 0;
+  close(ends[0]);
+  return ended;
+}
+
+// A child that dies is forked again while other workers hold pipes to
+// programs they run (ptxas, fatbinary): the new child must not keep a copy
+// of one open, or its reader would wait for its end as long as the child
+// lives.
+TEST(CompilePoolTest, AChildForkedAgainWhileThreadsHoldPipesLeavesThemAlone) {
+  Log log;
+  CompilePoolWork work = PoolOf(log, {10}, {0, 0, 0, 0, 0, 0}, 3, 1);
+  const ChildWork serve = work.child;
+  work.child = [serve](size_t task, size_t worker, std::string_view payload) {
+    Sleep(20);
+    if (task == 0 || task == 2) raise(SIGKILL);  // the serialization, and rebuild 1
+    return serve(task, worker, payload);
+  };
+  std::atomic<size_t> ended{0};
+  work.thread_tasks = 60;
+  work.run_in_thread = [&](size_t, size_t) {
+    if (PipeEndsOnClose(5)) ++ended;
+  };
+  RunCompilePool(work);
+  EXPECT_EQ(ended, 60u);
+  ASSERT_EQ(log.rebuilt.size(), 6u);
+  size_t died = 0;
+  for (auto& [r, reply] : log.rebuilt) {
+    if (!reply.ok()) {
+      ++died;
+      EXPECT_THAT(reply.status().message(), HasSubstr("killed by signal 9"));
+    }
+  }
+  EXPECT_EQ(died, 1u);
 }
 
 }  // namespace
