@@ -46,7 +46,9 @@ struct PartWork {
   double serialize_seconds = 0;
   // What the app's compiles of its kernels took: the longest parts start first.
   double recorded_seconds = 0;
-  std::string builder_error;  // why no Slang could be set up to serialize it, if so
+  // Why it has no serialized session, if so: no Slang could be set up, or
+  // its worker process died or could not be started.
+  std::string builder_error;
 };
 
 // One group's programs, and what its parts share.
