@@ -511,10 +511,10 @@ absl::StatusOr<CompileReport> CompileTrace(const Trace& trace, const std::string
     pool.child = [&](size_t task, size_t worker, std::string_view payload) {
       return modules->InChild(task, worker, payload);
     };
-    pool.serialize = [&](size_t item, size_t worker, const RunInChildWith& in_child) {
+    pool.serialize = [&](size_t item, size_t worker, const RunInChild& in_child) {
       modules->Serialize(item, worker, in_child);
     };
-    pool.rebuild = [&](size_t item, size_t worker, const RunInChildWith& in_child) {
+    pool.rebuild = [&](size_t item, size_t worker, const RunInChild& in_child) {
       modules->Rebuild(item, worker, in_child);
     };
   }
@@ -547,7 +547,7 @@ absl::StatusOr<CompileReport> CompileTrace(const Trace& trace, const std::string
         KernelJob& job = jobs[replays[item]];
         {
           const CompileTimeline::Scope span(timeline, "replay", job.outcome.label, worker);
-          TakeReplay(cache, DecodeCodeFromChild(in_child()), job);
+          TakeReplay(cache, DecodeCodeFromChild(in_child({})), job);
         }
         if (job.failed()) report_progress(job);
       });

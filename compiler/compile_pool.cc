@@ -18,8 +18,10 @@ struct Task {
 // Which task each worker takes next, and what a rebuild waits for.
 class Schedule {
  public:
-  explicit Schedule(const CompilePoolWork& work)
-      : work_(work), rebuild_taken_(work.rebuild_parts.size(), false) {
+  Schedule(const CompilePoolWork& work, size_t slang_workers)
+      : work_(work),
+        slang_workers_(slang_workers),
+        rebuild_taken_(work.rebuild_parts.size(), false) {
     size_t parts = 0;
     for (size_t part : work.serialization_parts) parts = std::max(parts, part + 1);
     for (size_t part : work.rebuild_parts) parts = std::max(parts, part + 1);
@@ -31,7 +33,7 @@ class Schedule {
   std::optional<Task> Next(size_t worker) {
     std::unique_lock lock(mutex_);
     for (;;) {
-      const bool slang = worker < work_.slang_workers;
+      const bool slang = worker < slang_workers_;
       if (slang && next_serialization_ < work_.serialization_parts.size()) {
         ++serializing_;
         return Task{Task::Kind::kSerialize, next_serialization_++};
@@ -76,6 +78,7 @@ class Schedule {
   }
 
   const CompilePoolWork& work_;
+  const size_t slang_workers_;
   std::mutex mutex_;
   std::condition_variable made_;
   size_t next_serialization_ = 0;
@@ -92,9 +95,7 @@ void RunCompilePool(const CompilePoolWork& work) {
   const size_t workers = std::max<size_t>(1, work.workers);
   const bool slang_work = !work.serialization_parts.empty() || !work.rebuild_parts.empty();
   const size_t slang_workers = slang_work ? std::clamp<size_t>(work.slang_workers, 1, workers) : 0;
-  CompilePoolWork bounded = work;
-  bounded.slang_workers = slang_workers;
-  Schedule schedule(bounded);
+  Schedule schedule(work, slang_workers);
   const size_t serializations = work.serialization_parts.size();
   // A Slang task changes state its worker's child keeps (the part it holds),
   // which threads would share: without a child, it fails, and says why.

@@ -32,9 +32,8 @@ struct CompilePoolWork {
   std::vector<size_t> serialization_parts;
   std::vector<size_t> rebuild_parts;
   ChildWork child;
-  std::function<void(size_t serialization, size_t worker, const RunInChildWith& in_child)>
-      serialize;
-  std::function<void(size_t rebuild, size_t worker, const RunInChildWith& in_child)> rebuild;
+  std::function<void(size_t serialization, size_t worker, const RunInChild& in_child)> serialize;
+  std::function<void(size_t rebuild, size_t worker, const RunInChild& in_child)> rebuild;
 
   // Work in this process, on any worker, in order: a Slang worker takes one
   // when no Slang task is ready for it.

@@ -48,8 +48,6 @@ struct ModuleStage::State {
   std::vector<IrRebuildSession> sessions;
   // Per part: how many of its rebuilds are not done; its bytes go with the last.
   std::unique_ptr<std::atomic<size_t>[]> rebuilds_left;
-  // Per worker, in the parent: the part whose IR the worker's child holds.
-  std::vector<std::optional<size_t>> part_in_child;
   // In a worker's child: the part whose IR it holds, in parts[i].serialized.
   std::optional<size_t> held_part;
 
@@ -59,8 +57,7 @@ struct ModuleStage::State {
         timeline(timeline),
         builders(workers),
         builder_errors(workers),
-        sessions(workers),
-        part_in_child(workers) {}
+        sessions(workers) {}
 
   IrModuleBuilder* BuilderFor(size_t worker) {
     if (!builders[worker] && builder_errors[worker].empty()) {
@@ -222,8 +219,9 @@ struct ModuleStage::State {
   }
 
   // A rebuild's reply from a worker's child: what it rebuilt, or that it
-  // holds no IR of the program's part. The parent sends a part's IR only to
-  // a child it has not sent it to, and the child has the last word.
+  // holds no IR of the program's part, which the parent then sends. Only the
+  // child knows what it holds: it serialized the part, was sent it, or was
+  // forked again since.
   static constexpr std::string_view kRebuilt = "R";
   static constexpr std::string_view kSendItsIr = "I";
   static std::string Rebuilt(const absl::StatusOr<std::string>& code,
@@ -350,7 +348,7 @@ size_t ModuleStage::PartOfSerialization(size_t item) const {
   return state_->parts_longest_first[item];
 }
 
-void ModuleStage::Serialize(size_t item, size_t worker, const RunInChildWith& in_child) {
+void ModuleStage::Serialize(size_t item, size_t worker, const RunInChild& in_child) {
   State& state = *state_;
   const size_t index = state.parts_longest_first[item];
   PartWork& part = state.parts[index];
@@ -360,7 +358,6 @@ void ModuleStage::Serialize(size_t item, size_t worker, const RunInChildWith& in
   const auto start = std::chrono::steady_clock::now();
   CodeFromChild reply = DecodeCodeFromChild(in_child({}));
   part.serialize_seconds = SecondsSince(start);
-  state.part_in_child[worker] = std::nullopt;
   absl::StatusOr<SerializedSession> serialized =
       reply.code.ok() ? DecodeSerializedSession(*reply.code) : reply.code.status();
   if (!serialized.ok()) {
@@ -371,14 +368,13 @@ void ModuleStage::Serialize(size_t item, size_t worker, const RunInChildWith& in
   }
   part.serialized = *std::move(serialized);
   part.encoded = *std::move(reply.code);
-  state.part_in_child[worker] = index;
 }
 
 size_t ModuleStage::rebuild_count() const { return state_->rebuilds.size(); }
 
 size_t ModuleStage::PartOfRebuild(size_t item) const { return state_->rebuilds[item].first; }
 
-void ModuleStage::Rebuild(size_t item, size_t worker, const RunInChildWith& in_child) {
+void ModuleStage::Rebuild(size_t item, size_t worker, const RunInChild& in_child) {
   State& state = *state_;
   auto [index, p] = state.rebuilds[item];
   PartWork& part = state.parts[index];
@@ -390,17 +386,13 @@ void ModuleStage::Rebuild(size_t item, size_t worker, const RunInChildWith& in_c
                                    : fmt::format("module '{}'", part.programs[p].program->name),
                    worker);
     }
-    const bool held = state.part_in_child[worker] == index;
-    absl::StatusOr<std::string> reply = in_child(held ? std::string_view() : part.encoded);
+    absl::StatusOr<std::string> reply = in_child({});
     if (reply.ok() && *reply == State::kSendItsIr) reply = in_child(part.encoded);
-    state.part_in_child[worker] = std::nullopt;
     if (reply.ok()) {
-      if (!reply->starts_with(State::kRebuilt)) {
-        reply = absl::InternalError("its worker process sent a reply of another kind");
-      } else {
+      if (reply->starts_with(State::kRebuilt))
         reply->erase(0, State::kRebuilt.size());
-        state.part_in_child[worker] = index;
-      }
+      else
+        reply = absl::InternalError("its worker process sent a reply of another kind");
     }
     CodeFromChild rebuilt = DecodeCodeFromChild(std::move(reply));
     part.codes[p] = std::move(rebuilt.code);

@@ -93,13 +93,13 @@ class ModuleStage {
   size_t PartOfSerialization(size_t item) const;
   // The parent's half of a serialization: takes the part's IR that
   // in_child(payload) brought back.
-  void Serialize(size_t item, size_t worker, const RunInChildWith& in_child);
+  void Serialize(size_t item, size_t worker, const RunInChild& in_child);
 
   size_t rebuild_count() const;
   size_t PartOfRebuild(size_t item) const;
-  // The parent's half of a rebuild: sends the part's IR to a child that has
-  // not got it, and takes the program's code over it.
-  void Rebuild(size_t item, size_t worker, const RunInChildWith& in_child);
+  // The parent's half of a rebuild: sends the part's IR to a child that asks
+  // for it, and takes the program's code over it.
+  void Rebuild(size_t item, size_t worker, const RunInChild& in_child);
 
   // The child's half of task `task`: serialization `task`, or rebuild
   // `task - serialize_count()`; its outcome as bytes for the parent's half.

@@ -20,7 +20,7 @@ void ParallelForInChildren(
   // One that cannot be forked now is tried again when its worker needs it.
   for (size_t worker = 0; worker < workers; ++worker) children.Start(worker).IgnoreError();
   ParallelFor(count, workers, [&](size_t item, size_t worker) {
-    parent(item, worker, [&] { return children.Run(item, worker); });
+    parent(item, worker, [&](std::string_view) { return children.Run(item, worker); });
   });
 }
 

@@ -13,15 +13,12 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "compiler/worker_children.h"
 
 namespace spreplay {
 
-// Runs the item in the worker's child and returns what `child` returned
-// there, or why the child gave nothing (it died).
-using RunInChild = std::function<absl::StatusOr<std::string>()>;
-
 // Runs parent(item, worker, in_child) for item in [0, count) on `workers`
-// threads, as ParallelFor does; in_child() runs child(item, worker) in that
+// threads, as ParallelFor does; in_child({}) runs child(item, worker) in that
 // worker's child process. A worker's child serves every item of that worker,
 // so what `child` keeps between items (a Slang session) stays warm; a child
 // that died is replaced for the worker's next item.

@@ -24,7 +24,7 @@ using ChildWork = std::function<std::string(size_t item, size_t worker, std::str
 
 // Runs a request in a worker's child with `payload`, and returns its reply or
 // why there is none (WorkerChildren::Run).
-using RunInChildWith = std::function<absl::StatusOr<std::string>(std::string_view payload)>;
+using RunInChild = std::function<absl::StatusOr<std::string>(std::string_view payload)>;
 
 class WorkerChildren {
  public:

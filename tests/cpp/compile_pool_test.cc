@@ -71,14 +71,14 @@ CompilePoolWork PoolOf(Log& log, std::vector<int> serialize_ms, std::vector<size
     Sleep(5);
     return fmt::format("rebuild {} from {} sent '{}'", task - serializations, getpid(), payload);
   };
-  work.serialize = [&log](size_t s, size_t worker, const RunInChildWith& in_child) {
+  work.serialize = [&log](size_t s, size_t worker, const RunInChild& in_child) {
     absl::StatusOr<std::string> reply = in_child("");
     log.Add(fmt::format("made {}", s));
     std::lock_guard lock(log.mutex);
     log.serialized.emplace(s, std::move(reply));
     log.slang_workers_seen.insert(worker);
   };
-  work.rebuild = [&log, rebuild_parts](size_t r, size_t worker, const RunInChildWith& in_child) {
+  work.rebuild = [&log, rebuild_parts](size_t r, size_t worker, const RunInChild& in_child) {
     log.Add(fmt::format("rebuild {} of part {} starts", r, rebuild_parts[r]));
     absl::StatusOr<std::string> reply = in_child(fmt::format("IR of part {}", rebuild_parts[r]));
     log.Add(fmt::format("rebuild {} done", r));

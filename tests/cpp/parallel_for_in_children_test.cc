@@ -35,7 +35,7 @@ void RunAll(size_t count, size_t workers, const std::function<std::string(size_t
             Replies& replies) {
   ParallelForInChildren(count, workers, child,
                         [&](size_t item, size_t worker, const RunInChild& in_child) {
-                          absl::StatusOr<std::string> reply = in_child();
+                          absl::StatusOr<std::string> reply = in_child({});
                           std::lock_guard lock(replies.mutex);
                           replies.by_item.emplace(item, std::move(reply));
                         });
