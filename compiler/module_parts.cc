@@ -230,87 +230,91 @@ std::vector<size_t> ModulesOf(const PartWork& part, size_t p,
 
 }  // namespace
 
-std::vector<ModuleNodeKey> ModulesLeftToKernels(
-    const PartWork& part, const absl::flat_hash_set<ModuleNodeKey>& kernel_modules) {
-  const absl::flat_hash_map<ModuleNodeKey, size_t> by_node_key = ModulesByNodeKey(part.serialized);
-  absl::btree_set<ModuleNodeKey> left;
-  for (size_t p = 0; p < part.programs.size(); ++p) {
-    if (part.records[p]) continue;
-    for (size_t module : ModulesOf(part, p, by_node_key)) {
-      ModuleNodeKey key = NodeKeyOf(*part.serialized.modules[module].description);
-      if (kernel_modules.contains(key)) left.insert(std::move(key));
-    }
+PartEvidence EvidenceOf(const Trace& trace, const SessionGroup& group, const PartWork& part,
+                        const std::vector<std::string>& request_directories,
+                        const absl::flat_hash_set<const KernelRecord*>& verified) {
+  const SerializedSession& serialized = part.serialized;
+  PartEvidence evidence;
+  for (size_t i = 0; i < serialized.modules.size(); ++i) {
+    const SerializedModule& module = serialized.modules[i];
+    PartEvidence::Module& proven = evidence.modules.emplace_back();
+    // Which verification it is archived under is the decision's to say.
+    proven.metadata =
+        MetadataOf(group, serialized, i, request_directories, schema::ModuleVerification::KERNELS);
+    proven.node = NodeKeyOf(*module.description);
+    proven.refusal = module.source_only;
+    if (std::optional<std::string> declaring =
+            DeclaresUserAttribute(*module.description, part.programs);
+        declaring && proven.refusal.empty())
+      proven.refusal = fmt::format(
+          "{} declares a user attribute ([__AttributeUsage]), whose arguments "
+          "Slang's reflection of a module loaded from IR can crash on",
+          *declaring);
+    proven.imports = module.imports;
   }
-  return {left.begin(), left.end()};
+  const absl::flat_hash_map<ModuleNodeKey, size_t> by_node_key = ModulesByNodeKey(serialized);
+  for (size_t p = 0; p < part.programs.size(); ++p) {
+    const KernelRecord* record = part.records[p];
+    PartEvidence::Program& program = evidence.programs.emplace_back();
+    program.kernel = record != nullptr;
+    program.left_out = record && !verified.contains(record);
+    program.failure = FailureOf(trace, part.programs[p], record, part.codes[p]);
+    program.modules = ModulesOf(part, p, by_node_key);
+    if (!program.left_out && !part.codes[p].ok() && !IsVerdictOnTheTrace(part.codes[p].status()))
+      evidence.refused_by_this_run = true;
+  }
+  return evidence;
 }
 
-PartitionOutcome DecidePart(const Trace& trace, const SessionGroup& group, const PartWork& part,
-                            const std::vector<std::string>& request_directories,
-                            const absl::flat_hash_set<ModuleNodeKey>& kernel_modules,
-                            const absl::flat_hash_set<const KernelRecord*>& verified) {
-  const std::vector<RecordedProgram>& programs = part.programs;
-  const std::vector<const KernelRecord*>& records = part.records;
-  const SerializedSession& serialized = part.serialized;
-  const std::vector<absl::StatusOr<std::string>>& codes = part.codes;
-
+PartitionOutcome Decide(const PartEvidence& evidence,
+                        const absl::flat_hash_set<ModuleNodeKey>& kernel_modules,
+                        const std::function<std::string(size_t module)>& ir_of) {
+  const std::vector<PartEvidence::Module>& modules = evidence.modules;
   // A module is archived only if every kernel built with it was rebuilt
   // from IR exactly, and so were its imports.
   absl::flat_hash_map<size_t, std::string> refusals;
-  for (size_t i = 0; i < serialized.modules.size(); ++i) {
-    if (!serialized.modules[i].source_only.empty())
-      refusals.try_emplace(i, serialized.modules[i].source_only);
-    if (std::optional<std::string> declaring =
-            DeclaresUserAttribute(*serialized.modules[i].description, programs))
-      refusals.try_emplace(
-          i, fmt::format("{} declares a user attribute ([__AttributeUsage]), whose arguments "
-                         "Slang's reflection of a module loaded from IR can crash on",
-                         *declaring));
+  for (size_t i = 0; i < modules.size(); ++i) {
+    if (!modules[i].refusal.empty()) refusals.try_emplace(i, modules[i].refusal);
   }
-  PartitionOutcome outcome;
   absl::flat_hash_set<size_t> used;
   absl::flat_hash_set<size_t> used_by_kernels;
-  const absl::flat_hash_map<ModuleNodeKey, size_t> by_node_key = ModulesByNodeKey(serialized);
-  for (size_t p = 0; p < programs.size(); ++p) {
-    if (records[p] && !verified.contains(records[p])) continue;
-    const std::string reason = FailureOf(trace, programs[p], records[p], codes[p]);
-    if (!codes[p].ok() && !IsVerdictOnTheTrace(codes[p].status()))
-      outcome.refused_by_this_run = true;
-    for (size_t module : ModulesOf(part, p, by_node_key)) {
+  for (const PartEvidence::Program& program : evidence.programs) {
+    if (program.left_out) continue;
+    for (size_t module : program.modules) {
       // A module's layout says nothing for the kernels built with it.
-      if (!records[p] &&
-          kernel_modules.contains(NodeKeyOf(*serialized.modules[module].description)))
-        continue;
+      if (!program.kernel && kernel_modules.contains(modules[module].node)) continue;
       used.insert(module);
-      if (records[p]) used_by_kernels.insert(module);
-      if (!reason.empty()) refusals.try_emplace(module, reason);
+      if (program.kernel) used_by_kernels.insert(module);
+      if (!program.failure.empty()) refusals.try_emplace(module, program.failure);
     }
   }
-  std::vector<bool> archived(serialized.modules.size(), false);
-  for (size_t i = 0; i < serialized.modules.size(); ++i) {
+  PartitionOutcome outcome;
+  outcome.refused_by_this_run = evidence.refused_by_this_run;
+  std::vector<bool> archived(modules.size(), false);
+  for (size_t i = 0; i < modules.size(); ++i) {
     if (!used.contains(i)) continue;
-    const SerializedModule& module = serialized.modules[i];
     auto refusal = refusals.find(i);
-    for (size_t imported : module.imports) {
+    for (size_t imported : modules[i].imports) {
       // An import this part left undecided (a kernel's module, which only
       // kernels decide, under a module no kernel used) is CombineParts' to check.
       if (refusal == refusals.end() && used.contains(imported) && !archived[imported]) {
         refusal = refusals
                       .try_emplace(i, fmt::format("it imports '{}', which is not archived",
-                                                  serialized.modules[imported].description->name))
+                                                  modules[imported].metadata.name))
                       .first;
       }
     }
-    const Digest key = IrModuleKey(group.toolchain, group.content, *module.description);
+    const ModuleMetadata& metadata = modules[i].metadata;
     if (refusal != refusals.end()) {
-      outcome.refused.push_back({key, {group.content, module.description->name, refusal->second}});
+      outcome.refused.push_back(
+          {metadata.key, {metadata.session_digest, metadata.name, refusal->second}});
       continue;
     }
     archived[i] = true;
-    outcome.archived.emplace_back(
-        MetadataOf(group, serialized, i, request_directories,
-                   used_by_kernels.contains(i) ? schema::ModuleVerification::KERNELS
-                                               : schema::ModuleVerification::LAYOUT),
-        module.ir);
+    ModuleMetadata decided = metadata;
+    decided.verified_by = used_by_kernels.contains(i) ? schema::ModuleVerification::KERNELS
+                                                      : schema::ModuleVerification::LAYOUT;
+    outcome.archived.emplace_back(std::move(decided), ir_of(i));
   }
   return outcome;
 }

@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <deque>
+#include <functional>
 #include <span>
 #include <string>
 #include <utility>
@@ -102,21 +103,42 @@ GroupWork GatherGroup(const Trace& trace, const SessionGroup& group);
 void SplitIntoParts(GroupWork& work, std::span<const size_t> programs, size_t group_index,
                     const SessionSize& size, std::vector<PartWork>& parts);
 
-// What `part`'s rebuilds over IR say of each module its programs use.
-// `kernel_modules`: the modules of every recorded kernel of the group.
-// `verified`: the kernels that compiled; the part's other kernels are left
-// out, as if the app had not built them.
-PartitionOutcome DecidePart(const Trace& trace, const SessionGroup& group, const PartWork& part,
-                            const std::vector<std::string>& request_directories,
-                            const absl::flat_hash_set<ModuleNodeKey>& kernel_modules,
-                            const absl::flat_hash_set<const KernelRecord*>& verified);
+// What a part's session and rebuilds proved of its modules, in the terms its
+// verdict is decided in: the compile cache keeps it, so that a part whose
+// configuration changed around it (a module no kernel used became a kernel's
+// module, say) is decided again rather than serialized and rebuilt again.
+struct PartEvidence {
+  struct Module {
+    ModuleMetadata metadata;  // verified_by aside, which the decision sets
+    ModuleNodeKey node;
+    std::string refusal;  // its own: it loads from source only, or declares a user attribute
+    std::vector<size_t> imports;  // of the modules before it
+  };
+  struct Program {
+    bool kernel = false;  // else a module no kernel used, proven by its layout
+    // Counts for nothing: a kernel that did not compile (as if the app had
+    // not built it), or a module no kernel used that a kernel now is.
+    bool left_out = false;
+    std::string failure;          // why it does not stand for its modules, or ""
+    std::vector<size_t> modules;  // those it used
+  };
+  std::vector<Module> modules;       // as the part's session loaded them
+  std::vector<Program> programs;     // as the part holds them
+  bool refused_by_this_run = false;  // as PartitionOutcome's
+};
 
-// The modules that `part`'s modules no kernel used (its programs without a
-// record) use and a recorded kernel of the group was built with: DecidePart
-// leaves those to the kernels, so the part's outcome holds only while each
-// of them is still a kernel's.
-std::vector<ModuleNodeKey> ModulesLeftToKernels(
-    const PartWork& part, const absl::flat_hash_set<ModuleNodeKey>& kernel_modules);
+// What `part`'s rebuilds over IR prove. `verified`: the kernels that
+// compiled; the part's other kernels are left out.
+PartEvidence EvidenceOf(const Trace& trace, const SessionGroup& group, const PartWork& part,
+                        const std::vector<std::string>& request_directories,
+                        const absl::flat_hash_set<const KernelRecord*>& verified);
+
+// What `evidence` says of each module, given `kernel_modules`, the modules of
+// every recorded kernel of the group, which only kernels decide. Archived
+// modules come with ir_of(their index in evidence.modules).
+PartitionOutcome Decide(const PartEvidence& evidence,
+                        const absl::flat_hash_set<ModuleNodeKey>& kernel_modules,
+                        const std::function<std::string(size_t module)>& ir_of);
 
 // A module that several parts use (slangpy's library, say) is archived
 // once, and only if it passed in every part that used it.

@@ -87,22 +87,26 @@ struct ModuleStage::State {
     }
     std::vector<bool> remembered(work.programs.size(), false);
     for (std::vector<PartProgram>& part : LoadModuleStageParts(cache, groups[group])) {
-      std::optional<std::vector<size_t>> programs = Whole(work, part, program_of, remembered);
+      std::optional<std::vector<std::optional<size_t>>> programs =
+          Whole(work, part, program_of, remembered);
       if (!programs) continue;
       std::vector<Digest> part_ids;
       for (const PartProgram& program : part) part_ids.push_back(program.identity);
-      std::optional<RememberedPart> outcome = LoadModulePartOutcome(
-          cache, ModulePartOutcomeName(groups[group], work.request_directories, part_ids));
-      if (!outcome || !std::all_of(outcome->left_to_kernels.begin(), outcome->left_to_kernels.end(),
-                                   [&](const ModuleNodeKey& module) {
-                                     return work.kernel_modules.contains(module);
-                                   }))
-        continue;
-      // A module a kernel is now built with was decided by its layout: only
-      // a part that passed every module stands as a kernel's part would.
-      if (programs->size() != part.size() && !outcome->outcome.refused.empty()) continue;
-      for (size_t p : *programs) remembered[p] = true;
-      work.remembered.push_back(std::move(outcome->outcome));
+      std::optional<PartEvidence> evidence = LoadModulePartEvidence(
+          cache, ModulePartEvidenceName(groups[group], work.request_directories, part_ids));
+      if (!evidence || evidence->programs.size() != part.size()) continue;
+      // The part is decided again under the configuration's kernel modules
+      // of today: a module no kernel used that a kernel is now built with is
+      // that kernel's part's to decide.
+      for (size_t j = 0; j < part.size(); ++j) evidence->programs[j].left_out = !(*programs)[j];
+      PartitionOutcome outcome =
+          Decide(*evidence, work.kernel_modules, [](size_t) { return std::string(); });
+      // A module it now archives that no compile verified before.
+      if (!TakeVerifiedIr(cache, outcome.archived)) continue;
+      for (const std::optional<size_t>& p : *programs) {
+        if (p) remembered[*p] = true;
+      }
+      work.remembered.push_back(std::move(outcome));
       parts_of_group[group].push_back(std::move(part));
     }
     for (size_t p = 0; p < work.programs.size(); ++p) {
@@ -111,40 +115,46 @@ struct ModuleStage::State {
     return unverified;
   }
 
-  // The programs of `work` that `part` names, or nullopt if one is missing
-  // or another remembered part took it. A module no kernel used that a
-  // kernel is now built with is left to that kernel's part.
-  static std::optional<std::vector<size_t>> Whole(
+  // Each program of `part` as a program of `work`, or nullopt if one is
+  // missing or another remembered part took it. A module no kernel used that
+  // a kernel is now built with is left to that kernel's part: it has no
+  // program of `work` here.
+  static std::optional<std::vector<std::optional<size_t>>> Whole(
       const GroupWork& work, const std::vector<PartProgram>& part,
       const absl::flat_hash_map<Digest, size_t>& program_of, const std::vector<bool>& taken) {
-    std::vector<size_t> programs;
+    std::vector<std::optional<size_t>> programs;
+    bool any = false;
     for (const PartProgram& program : part) {
       auto it = program_of.find(program.identity);
       if (it != program_of.end() && !taken[it->second] &&
           std::find(programs.begin(), programs.end(), it->second) == programs.end()) {
         programs.push_back(it->second);
-      } else if (!program.unused_module || !work.kernel_modules.contains(*program.unused_module)) {
+        any = true;
+      } else if (program.unused_module && work.kernel_modules.contains(*program.unused_module)) {
+        programs.push_back(std::nullopt);
+      } else {
         return std::nullopt;
       }
     }
-    if (programs.empty()) return std::nullopt;
+    if (!any) return std::nullopt;
     return programs;
   }
 
-  // Remembers what `part` of `group` concluded, `outcome`, when it is the
-  // trace's verdict on the part's programs, every kernel of them compiled.
-  void RememberPart(size_t group, const PartWork& part, PartitionOutcome& outcome,
-                    const absl::flat_hash_set<const KernelRecord*>& verified,
+  // Remembers what `part` of `group` proved, `evidence`, when it is the
+  // trace's verdict on the part's programs, every kernel of them compiled;
+  // and the IR of the modules it archived, `outcome`, whose IR becomes the
+  // first verified under each module's key.
+  void RememberPart(size_t group, const PartWork& part, const PartEvidence& evidence,
+                    PartitionOutcome& outcome,
                     const std::function<void(const std::string&)>& progress) {
-    if (!cache.enabled() || outcome.refused_by_this_run) return;
+    if (!cache.enabled() || evidence.refused_by_this_run) return;
     std::vector<Digest> ids;
     std::vector<PartProgram> programs;
     for (size_t i = 0; i < part.programs.size(); ++i) {
-      const KernelRecord* record = part.records[i];
-      if (record && !verified.contains(record)) return;
+      if (evidence.programs[i].left_out) return;
       ids.push_back(identities[group][part.indices[i]]);
       programs.push_back({ids.back(), std::nullopt});
-      if (!record) programs.back().unused_module = NodeKeyOf(*part.programs[i].program);
+      if (!part.records[i]) programs.back().unused_module = NodeKeyOf(*part.programs[i].program);
     }
     for (auto& [metadata, ir] : outcome.archived) {
       absl::StatusOr<std::string> first = cache.PutFirst(VerifiedIrName(metadata.key), ir);
@@ -155,10 +165,8 @@ struct ModuleStage::State {
       ir = *std::move(first);
     }
     const GroupWork& work = works[group];
-    const Digest name = ModulePartOutcomeName(groups[group], work.request_directories, ids);
-    if (absl::Status status = StoreModulePartOutcome(
-            cache, name, outcome, ModulesLeftToKernels(part, work.kernel_modules));
-        !status.ok()) {
+    const Digest name = ModulePartEvidenceName(groups[group], work.request_directories, ids);
+    if (absl::Status status = StoreModulePartEvidence(cache, name, evidence); !status.ok()) {
       if (progress) progress(fmt::format("warning: {}", status.message()));
       return;
     }
@@ -446,10 +454,13 @@ ModuleStageReport ModuleStage::Finish(const std::vector<const KernelRecord*>& ve
     }
     std::vector<PartitionOutcome> decided = std::move(work.remembered);
     for (size_t index : work.parts) {
-      PartitionOutcome outcome =
-          DecidePart(state.trace, session_group, state.parts[index], work.request_directories,
-                     work.kernel_modules, verified);
-      state.RememberPart(group, state.parts[index], outcome, verified, progress);
+      const PartWork& part = state.parts[index];
+      const PartEvidence evidence =
+          EvidenceOf(state.trace, session_group, part, work.request_directories, verified);
+      PartitionOutcome outcome = Decide(evidence, work.kernel_modules, [&](size_t module) {
+        return part.serialized.modules[module].ir;
+      });
+      state.RememberPart(group, part, evidence, outcome, progress);
       decided.push_back(std::move(outcome));
     }
     if (state.cache.enabled()) {

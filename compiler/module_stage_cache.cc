@@ -92,17 +92,6 @@ void StoreArchivedWithoutIr(const std::vector<std::pair<ModuleMetadata, std::str
   for (size_t i = 0; i < archived.size(); ++i) FillModuleEntry(archived[i].first, entries[i]);
 }
 
-// Each archived module's IR, as the cache pinned it; false if one is missing.
-bool TakeVerifiedIr(const CompileCache& cache,
-                    std::vector<std::pair<ModuleMetadata, std::string>>& archived) {
-  for (auto& [metadata, ir] : archived) {
-    std::optional<std::string> verified = cache.Get(VerifiedIrName(metadata.key));
-    if (!verified) return false;
-    ir = *std::move(verified);
-  }
-  return true;
-}
-
 }  // namespace
 
 Digest ModuleStageOutcomeName(const Trace& trace, const SessionGroup& group) {
@@ -135,6 +124,16 @@ Digest ModuleStageOutcomeName(const Trace& trace, const SessionGroup& group) {
     for (const std::string& name : record->module_names) hasher.Text(name);
   }
   return hasher.Finish();
+}
+
+bool TakeVerifiedIr(const CompileCache& cache,
+                    std::vector<std::pair<ModuleMetadata, std::string>>& archived) {
+  for (auto& [metadata, ir] : archived) {
+    std::optional<std::string> verified = cache.Get(VerifiedIrName(metadata.key));
+    if (!verified) return false;
+    ir = *std::move(verified);
+  }
+  return true;
 }
 
 Digest VerifiedIrName(const Digest& module_key) {
@@ -179,10 +178,10 @@ Digest ModuleProgramIdentity(const Trace& trace, const KernelRecord* record,
   return hasher.Finish();
 }
 
-Digest ModulePartOutcomeName(const SessionGroup& group,
-                             const std::vector<std::string>& request_directories,
-                             std::span<const Digest> identities) {
-  KeyHasher hasher("spreplay.module-part-outcome.v1");
+Digest ModulePartEvidenceName(const SessionGroup& group,
+                              const std::vector<std::string>& request_directories,
+                              std::span<const Digest> identities) {
+  KeyHasher hasher("spreplay.module-part-evidence.v1");
   hasher.Text(SPREPLAY_VERSION).Text(SlangBuildTag()).Text(group.toolchain);
   hasher.Hash(group.content).Hash(group.location);
   hasher.Integer(static_cast<int64_t>(request_directories.size()));
@@ -194,15 +193,19 @@ Digest ModulePartOutcomeName(const SessionGroup& group,
 
 namespace {
 
+kj::StringPtr TextPtr(const std::string& text) { return {text.c_str(), text.size()}; }
+
+std::string TextOf(capnp::Text::Reader text) { return {text.cStr(), text.size()}; }
+
 void FillModuleNode(const ModuleNodeKey& module, schema::ModuleNode::Builder out) {
   out.setDigest(DataOf(module.first));
-  out.setName(kj::StringPtr(module.second.c_str(), module.second.size()));
+  out.setName(TextPtr(module.second));
 }
 
 std::optional<ModuleNodeKey> ModuleNodeOf(schema::ModuleNode::Reader node) {
   absl::StatusOr<Digest> digest = DigestFromData(node.getDigest());
   if (!digest.ok()) return std::nullopt;
-  return ModuleNodeKey(*digest, std::string(node.getName().cStr(), node.getName().size()));
+  return ModuleNodeKey(*digest, TextOf(node.getName()));
 }
 
 Digest ModuleStagePartsName(const SessionGroup& group) {
@@ -213,41 +216,66 @@ Digest ModuleStagePartsName(const SessionGroup& group) {
 
 }  // namespace
 
-std::optional<RememberedPart> LoadModulePartOutcome(const CompileCache& cache, const Digest& name) {
-  std::optional<RememberedPart> part =
-      ReadEntry<RememberedPart>(cache.Get(name), [](capnp::MessageReader& message) {
-        const auto stored = message.getRoot<schema::ModulePartOutcome>();
-        RememberedPart read;
-        read.outcome.archived = ArchivedWithoutIr(stored.getArchived());
-        for (const auto refused : stored.getRefused()) {
-          absl::StatusOr<Digest> key = DigestFromData(refused.getKey());
-          if (!key.ok()) return std::optional<RememberedPart>();
-          read.outcome.refused.emplace_back(*key, UnservedModuleOf(refused.getModule()));
-        }
-        for (const auto node : stored.getLeftToKernels()) {
-          std::optional<ModuleNodeKey> module = ModuleNodeOf(node);
-          if (!module) return std::optional<RememberedPart>();
-          read.left_to_kernels.push_back(*std::move(module));
-        }
-        return std::optional<RememberedPart>(std::move(read));
-      });
-  if (!part || !TakeVerifiedIr(cache, part->outcome.archived)) return std::nullopt;
-  return part;
+std::optional<PartEvidence> LoadModulePartEvidence(const CompileCache& cache, const Digest& name) {
+  return ReadEntry<PartEvidence>(cache.Get(name), [](capnp::MessageReader& message) {
+    const auto stored = message.getRoot<schema::ModulePartEvidence>();
+    PartEvidence read;
+    const size_t module_count = stored.getModules().size();
+    // Indices out of range would send the decision out of bounds.
+    const auto indices = [&](capnp::List<uint32_t>::Reader list) {
+      std::optional<std::vector<size_t>> out(std::in_place);
+      for (const uint32_t index : list) {
+        if (index >= module_count) return std::optional<std::vector<size_t>>();
+        out->push_back(index);
+      }
+      return out;
+    };
+    for (const auto module : stored.getModules()) {
+      PartEvidence::Module& proven = read.modules.emplace_back();
+      proven.metadata = ModuleMetadataOf(module.getMetadata());
+      std::optional<ModuleNodeKey> node = ModuleNodeOf(module.getNode());
+      std::optional<std::vector<size_t>> imports = indices(module.getImports());
+      if (!node || !imports) return std::optional<PartEvidence>();
+      proven.node = *std::move(node);
+      proven.refusal = TextOf(module.getRefusal());
+      proven.imports = *std::move(imports);
+    }
+    for (const auto program : stored.getPrograms()) {
+      PartEvidence::Program& proven = read.programs.emplace_back();
+      std::optional<std::vector<size_t>> modules = indices(program.getModules());
+      if (!modules) return std::optional<PartEvidence>();
+      proven.kernel = program.getKernel();
+      proven.failure = TextOf(program.getFailure());
+      proven.modules = *std::move(modules);
+    }
+    return std::optional<PartEvidence>(std::move(read));
+  });
 }
 
-absl::Status StoreModulePartOutcome(const CompileCache& cache, const Digest& name,
-                                    const PartitionOutcome& outcome,
-                                    const std::vector<ModuleNodeKey>& left_to_kernels) {
+absl::Status StoreModulePartEvidence(const CompileCache& cache, const Digest& name,
+                                     const PartEvidence& evidence) {
   capnp::MallocMessageBuilder message;
-  auto stored = message.initRoot<schema::ModulePartOutcome>();
-  StoreArchivedWithoutIr(outcome.archived, stored);
-  auto refused = stored.initRefused(static_cast<unsigned>(outcome.refused.size()));
-  for (size_t i = 0; i < outcome.refused.size(); ++i) {
-    refused[i].setKey(DataOf(outcome.refused[i].first));
-    FillUnservedModule(outcome.refused[i].second, refused[i].initModule());
+  auto stored = message.initRoot<schema::ModulePartEvidence>();
+  const auto fill_indices = [](const std::vector<size_t>& indices, auto list) {
+    for (size_t i = 0; i < indices.size(); ++i) list.set(i, static_cast<uint32_t>(indices[i]));
+  };
+  auto modules = stored.initModules(static_cast<unsigned>(evidence.modules.size()));
+  for (size_t i = 0; i < evidence.modules.size(); ++i) {
+    const PartEvidence::Module& module = evidence.modules[i];
+    FillModuleEntry(module.metadata, modules[i].initMetadata());
+    FillModuleNode(module.node, modules[i].initNode());
+    modules[i].setRefusal(TextPtr(module.refusal));
+    fill_indices(module.imports,
+                 modules[i].initImports(static_cast<unsigned>(module.imports.size())));
   }
-  auto left = stored.initLeftToKernels(static_cast<unsigned>(left_to_kernels.size()));
-  for (size_t i = 0; i < left_to_kernels.size(); ++i) FillModuleNode(left_to_kernels[i], left[i]);
+  auto programs = stored.initPrograms(static_cast<unsigned>(evidence.programs.size()));
+  for (size_t i = 0; i < evidence.programs.size(); ++i) {
+    const PartEvidence::Program& program = evidence.programs[i];
+    programs[i].setKernel(program.kernel);
+    programs[i].setFailure(TextPtr(program.failure));
+    fill_indices(program.modules,
+                 programs[i].initModules(static_cast<unsigned>(program.modules.size())));
+  }
   return PutMessage(cache, name, message);
 }
 

@@ -13,12 +13,12 @@
 // is stored with its refused modules unless one was refused by something of
 // that run rather than by the trace (GroupOutcome::refused_by_this_run).
 //
-// A configuration that changed keeps what did not: each part of its programs
-// that one session verified is remembered under the identities of its
-// programs, and the configuration remembers which parts it was last verified
-// in. A compile that finds one of those parts whole again takes its outcome,
-// and only the configuration's other programs (a call site the app added,
-// say) are serialized and rebuilt.
+// A configuration that changed keeps what did not: what each part of its
+// programs that one session verified proved is remembered under the
+// identities of its programs, and the configuration remembers which parts it
+// was last verified in. A compile that finds one of those parts whole again
+// decides it from that evidence, and only the configuration's other programs
+// (a call site the app added, say) are serialized and rebuilt.
 
 #include <optional>
 #include <span>
@@ -53,28 +53,22 @@ absl::Status StoreModuleStageOutcome(const CompileCache& cache, const Digest& na
 Digest ModuleProgramIdentity(const Trace& trace, const KernelRecord* record,
                              const ComponentPtr& program);
 
-// The name of the outcome of a part whose programs are `identities`, in
+// Fills in each archived module's IR as the cache pinned it (VerifiedIrName);
+// false if one was never verified.
+bool TakeVerifiedIr(const CompileCache& cache,
+                    std::vector<std::pair<ModuleMetadata, std::string>>& archived);
+
+// The name of the evidence of a part whose programs are `identities`, in
 // order, in `group`. `request_directories`: the group's (GroupWork).
-Digest ModulePartOutcomeName(const SessionGroup& group,
-                             const std::vector<std::string>& request_directories,
-                             std::span<const Digest> identities);
+Digest ModulePartEvidenceName(const SessionGroup& group,
+                              const std::vector<std::string>& request_directories,
+                              std::span<const Digest> identities);
 
-// A part's outcome as the cache remembers it, with the modules it left to the
-// configuration's kernels (ModulesLeftToKernels).
-struct RememberedPart {
-  PartitionOutcome outcome;
-  std::vector<ModuleNodeKey> left_to_kernels;
-};
-
-// The remembered outcome of a part with each archived module's IR, or
-// nullopt when the entry or any of its modules' IR is missing or damaged.
-std::optional<RememberedPart> LoadModulePartOutcome(const CompileCache& cache, const Digest& name);
-
-// Remembers a part's outcome, whose archived modules' IR must already be in
-// the cache under VerifiedIrName.
-absl::Status StoreModulePartOutcome(const CompileCache& cache, const Digest& name,
-                                    const PartitionOutcome& outcome,
-                                    const std::vector<ModuleNodeKey>& left_to_kernels);
+// A part's evidence as the cache remembers it, or nullopt when the entry is
+// missing or damaged.
+std::optional<PartEvidence> LoadModulePartEvidence(const CompileCache& cache, const Digest& name);
+absl::Status StoreModulePartEvidence(const CompileCache& cache, const Digest& name,
+                                     const PartEvidence& evidence);
 
 // One program of a part the cache remembers.
 struct PartProgram {

@@ -18,22 +18,36 @@ struct ModuleStageOutcome {
   refused @1 :List(Archive.UnservedModule);
 }
 
-# What the modules stage concluded for one part of a configuration, the
-# programs one session serialized (compiler/module_parts.h, PartitionOutcome):
-# as ModuleStageOutcome, with each refused module's key, by which the parts'
-# verdicts are combined.
-struct ModulePartOutcome {
-  archived @0 :List(Archive.ModuleEntry);
-  refused @1 :List(RefusedModule);
-  leftToKernels @2 :List(ModuleNode);
-  # The modules its modules that no kernel used use, which the outcome left
-  # to the configuration's kernels (ModulesLeftToKernels): it holds only
-  # while each is still a recorded kernel's.
+# What one part of a configuration, the programs one session serialized,
+# proved of its modules (compiler/module_parts.h, PartEvidence): the modules
+# its session loaded, and what each program's rebuild over IR said of those
+# it used. A compile decides the part's verdict from it again, under the
+# configuration's kernel modules of the day.
+struct ModulePartEvidence {
+  modules @0 :List(PartModule);
+  programs @1 :List(PartProgramEvidence);
 }
 
-struct RefusedModule {
-  key @0 :Data;
-  module @1 :Archive.UnservedModule;
+struct PartModule {
+  metadata @0 :Archive.ModuleEntry;
+  # As archived, but for its IR (the cache holds that under the module's key,
+  # spreplay.verified-ir) and its verification, which the decision sets.
+
+  node @1 :ModuleNode;
+  refusal @2 :Text;
+  # Its own reason not to be archived, or empty.
+
+  imports @3 :List(UInt32);
+  # Indices into ModulePartEvidence.modules.
+}
+
+struct PartProgramEvidence {
+  kernel @0 :Bool;
+  failure @1 :Text;
+  # Why it does not stand for its modules, or empty.
+
+  modules @2 :List(UInt32);
+  # Those it used: indices into ModulePartEvidence.modules.
 }
 
 # A module by its Component digest and name (ModuleNodeKey).
@@ -44,7 +58,7 @@ struct ModuleNode {
 
 # The parts a configuration's programs were last verified in, each its
 # programs in order: a compile that finds one of them whole again verifies it
-# no more, and takes its ModulePartOutcome.
+# no more, and decides it from its ModulePartEvidence.
 struct ModuleStageParts {
   parts @0 :List(List(PartProgram));
 }

@@ -1,7 +1,8 @@
 // CombineParts: a session configuration verified in several sessions (parts)
 // archives a module once, only if every part that decided it passed it, and
 // only with its imports, whichever part decided them. ProgramsPerSession:
-// how many sessions a configuration is split into.
+// how many sessions a configuration is split into. Decide: what a part's
+// evidence says of its modules, under the configuration's kernel modules.
 
 #include "compiler/module_parts.h"
 
@@ -170,6 +171,112 @@ TEST(SplitIntoPartsTest, TheUsersSessionSizeIsKept) {
   FourKernels kernels({0.3, 5.0, 0.4, 0.2});
   EXPECT_THAT(kernels.Parts({.programs_per_session = 4, .workers = 16, .own_session_seconds = 0.4}),
               ElementsAre(ElementsAre(0u, 1u, 2u, 3u)));
+}
+
+}  // namespace
+}  // namespace spreplay
+
+namespace spreplay {
+namespace {
+
+// A part of one configuration: slangpy's library; `helpers`, which the
+// part's kernel is built with; and `noise`, which no kernel is, proven by
+// its layout alone, and `util`, which only `noise` imports.
+struct PartWithAModuleNoKernelUsed {
+  static constexpr size_t kSlangpy = 0, kHelpers = 1, kUtil = 2, kNoise = 3;
+  static constexpr size_t kKernel = 0, kNoiseLayout = 1;
+  PartEvidence evidence;
+
+  explicit PartWithAModuleNoKernelUsed(std::string noise_layout_failure) {
+    for (const char* name : {"slangpy", "helpers", "util", "noise"}) {
+      PartEvidence::Module& module = evidence.modules.emplace_back();
+      module.metadata.key = KeyOf(name);
+      module.metadata.name = name;
+      module.node = {KeyOf(name), name};
+    }
+    evidence.modules[kHelpers].imports = {kSlangpy};
+    evidence.modules[kUtil].imports = {kSlangpy};
+    evidence.modules[kNoise].imports = {kSlangpy, kUtil};
+    evidence.programs.push_back({true, false, "", {kSlangpy, kHelpers}});
+    evidence.programs.push_back(
+        {false, false, std::move(noise_layout_failure), {kSlangpy, kUtil, kNoise}});
+  }
+
+  static absl::flat_hash_set<ModuleNodeKey> Kernels(std::vector<std::string> names) {
+    absl::flat_hash_set<ModuleNodeKey> modules;
+    for (const std::string& name : names) modules.insert({KeyOf(name), name});
+    return modules;
+  }
+
+  PartitionOutcome Decide(const absl::flat_hash_set<ModuleNodeKey>& kernel_modules) const {
+    return spreplay::Decide(evidence, kernel_modules, [&](size_t module) {
+      return "IR of " + evidence.modules[module].metadata.name;
+    });
+  }
+};
+
+std::vector<std::string> ArchivedNames(const PartitionOutcome& outcome) {
+  std::vector<std::string> names;
+  for (const auto& [metadata, ir] : outcome.archived) names.push_back(metadata.name);
+  return names;
+}
+
+std::vector<std::string> RefusedNames(const PartitionOutcome& outcome) {
+  std::vector<std::string> names;
+  for (const auto& [key, module] : outcome.refused) names.push_back(module.name);
+  return names;
+}
+
+TEST(DecideTest, AModulesLayoutDecidesItAndWhatOnlyItUses) {
+  PartWithAModuleNoKernelUsed part("");
+  const PartitionOutcome outcome = part.Decide(part.Kernels({"slangpy", "helpers"}));
+  EXPECT_THAT(ArchivedNames(outcome), ElementsAre("slangpy", "helpers", "util", "noise"));
+  EXPECT_EQ(outcome.archived[1].first.verified_by, schema::ModuleVerification::KERNELS);
+  EXPECT_EQ(outcome.archived[3].first.verified_by, schema::ModuleVerification::LAYOUT);
+  EXPECT_EQ(outcome.archived[3].second, "IR of noise");
+}
+
+TEST(DecideTest, AFailingLayoutRefusesWhatOnlyLayoutsDecideButNoKernelsModule) {
+  PartWithAModuleNoKernelUsed part("module 'noise' rebuilt over IR: its layout differs");
+  const PartitionOutcome outcome = part.Decide(part.Kernels({"slangpy", "helpers"}));
+  EXPECT_THAT(ArchivedNames(outcome), ElementsAre("slangpy", "helpers"));
+  EXPECT_THAT(RefusedNames(outcome), ElementsAre("util", "noise"));
+  EXPECT_THAT(outcome.refused[0].second.reason, HasSubstr("its layout differs"));
+}
+
+// The call site an app adds is built with `noise`: its kernel's part decides
+// `noise` and `util`, and the part decided again without noise's layout
+// refuses neither, as a compile that verified it without that layout would.
+TEST(DecideTest, AModuleAKernelIsNowBuiltWithIsLeftToThatKernel) {
+  PartWithAModuleNoKernelUsed part("module 'noise' rebuilt over IR: its layout differs");
+  part.evidence.programs[PartWithAModuleNoKernelUsed::kNoiseLayout].left_out = true;
+  const PartitionOutcome outcome =
+      part.Decide(part.Kernels({"slangpy", "helpers", "util", "noise"}));
+  EXPECT_THAT(ArchivedNames(outcome), ElementsAre("slangpy", "helpers"));
+  EXPECT_THAT(RefusedNames(outcome), ::testing::IsEmpty());
+
+  PartitionOutcome without_it;
+  part.evidence.programs.pop_back();
+  without_it = part.Decide(part.Kernels({"slangpy", "helpers", "util", "noise"}));
+  EXPECT_THAT(ArchivedNames(without_it), ElementsAre("slangpy", "helpers"));
+}
+
+TEST(DecideTest, AModuleThatImportsARefusedOneIsRefused) {
+  PartWithAModuleNoKernelUsed part("");
+  part.evidence.modules[PartWithAModuleNoKernelUsed::kUtil].refusal = "it loads from source only";
+  const PartitionOutcome outcome = part.Decide(part.Kernels({"slangpy", "helpers"}));
+  EXPECT_THAT(ArchivedNames(outcome), ElementsAre("slangpy", "helpers"));
+  EXPECT_THAT(RefusedNames(outcome), ElementsAre("util", "noise"));
+  EXPECT_EQ(outcome.refused[1].second.reason, "it imports 'util', which is not archived");
+}
+
+TEST(DecideTest, AKernelThatDidNotCompileCountsForNothing) {
+  PartWithAModuleNoKernelUsed part("");
+  part.evidence.programs[PartWithAModuleNoKernelUsed::kKernel].failure = "PTX differs";
+  part.evidence.programs[PartWithAModuleNoKernelUsed::kKernel].left_out = true;
+  const PartitionOutcome outcome = part.Decide(part.Kernels({"slangpy", "helpers"}));
+  EXPECT_THAT(ArchivedNames(outcome), ElementsAre("util", "noise"));
+  EXPECT_THAT(RefusedNames(outcome), ::testing::IsEmpty());
 }
 
 }  // namespace

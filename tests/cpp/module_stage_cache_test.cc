@@ -2,11 +2,12 @@
 // unchanged configuration takes it from the cache with the same archive, and
 // any change the stage would see (a file's content, where the files lie)
 // names another entry. Refusals that are Slang's verdict on the trace are
-// remembered with it. Each part's outcome, and the parts a configuration was
+// remembered with it. Each part's evidence, and the parts a configuration was
 // verified in, round-trip; a damaged entry is a miss.
 
 #include "compiler/module_stage_cache.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -24,6 +25,7 @@ namespace {
 using ::testing::AnyOf;
 using ::testing::Contains;
 using ::testing::Each;
+using ::testing::ElementsAre;
 using ::testing::Field;
 using ::testing::Not;
 using ::testing::StartsWith;
@@ -90,33 +92,49 @@ TEST_F(ModuleStageOutcomeTest, AForeignEntryIsAMiss) {
   EXPECT_EQ(LoadModuleStageOutcome(cache_, name_), std::nullopt);
 }
 
-TEST_F(ModuleStageOutcomeTest, APartsOutcomeRoundTripsWithItsRefusalsKeysAndModulesLeftToKernels) {
-  PartitionOutcome outcome;
-  outcome.archived.emplace_back(LibraryModule(), "IR bytes");
-  outcome.refused.emplace_back(Sha256Of("user key"),
-                               UnservedModule{Sha256Of("session"), "user", "its kernel differs"});
-  const std::vector<ModuleNodeKey> left = {{Sha256Of("app"), "app"}};
-  ASSERT_TRUE(cache_.Put(VerifiedIrName(LibraryModule().key), "IR bytes").ok());
-  ASSERT_TRUE(StoreModulePartOutcome(cache_, name_, outcome, left).ok());
-
-  const std::optional<RememberedPart> loaded = LoadModulePartOutcome(cache_, name_);
-  ASSERT_TRUE(loaded.has_value());
-  ASSERT_EQ(loaded->outcome.archived.size(), 1u);
-  EXPECT_EQ(loaded->outcome.archived[0].first.key, LibraryModule().key);
-  EXPECT_EQ(loaded->outcome.archived[0].second, "IR bytes");
-  ASSERT_EQ(loaded->outcome.refused.size(), 1u);
-  EXPECT_EQ(loaded->outcome.refused[0].first, Sha256Of("user key"));
-  EXPECT_EQ(loaded->outcome.refused[0].second.reason, "its kernel differs");
-  EXPECT_EQ(loaded->left_to_kernels, left);
+PartEvidence LibraryAndUser() {
+  PartEvidence evidence;
+  evidence.modules.push_back({LibraryModule(), {Sha256Of("slangpy"), "slangpy"}, "", {}});
+  ModuleMetadata user = LibraryModule();
+  user.key = Sha256Of("user key");
+  user.name = "user";
+  evidence.modules.push_back(
+      {user, {Sha256Of("user"), "user"}, "user.slang declares a user attribute", {0}});
+  evidence.programs.push_back({true, false, "", {0, 1}});
+  evidence.programs.push_back({false, false, "module 'user' rebuilt over IR: differs", {1}});
+  return evidence;
 }
 
-TEST_F(ModuleStageOutcomeTest, APartsOutcomeWhoseIrIsGoneOrWhoseEntryIsForeignIsAMiss) {
-  PartitionOutcome outcome;
-  outcome.archived.emplace_back(LibraryModule(), "IR bytes");
-  ASSERT_TRUE(StoreModulePartOutcome(cache_, name_, outcome, {}).ok());
-  EXPECT_EQ(LoadModulePartOutcome(cache_, name_), std::nullopt);
+TEST_F(ModuleStageOutcomeTest, APartsEvidenceRoundTrips) {
+  ASSERT_TRUE(StoreModulePartEvidence(cache_, name_, LibraryAndUser()).ok());
+
+  const std::optional<PartEvidence> loaded = LoadModulePartEvidence(cache_, name_);
+  ASSERT_TRUE(loaded.has_value());
+  ASSERT_EQ(loaded->modules.size(), 2u);
+  EXPECT_EQ(loaded->modules[0].metadata.key, LibraryModule().key);
+  EXPECT_EQ(loaded->modules[0].metadata.files[0].recorded_path,
+            "/site-packages/slangpy/slang/core.slang");
+  EXPECT_EQ(loaded->modules[1].node, (ModuleNodeKey{Sha256Of("user"), "user"}));
+  EXPECT_EQ(loaded->modules[1].refusal, "user.slang declares a user attribute");
+  EXPECT_EQ(loaded->modules[1].imports, std::vector<size_t>{0});
+  ASSERT_EQ(loaded->programs.size(), 2u);
+  EXPECT_TRUE(loaded->programs[0].kernel);
+  EXPECT_EQ(loaded->programs[0].modules, (std::vector<size_t>{0, 1}));
+  EXPECT_FALSE(loaded->programs[1].kernel);
+  EXPECT_EQ(loaded->programs[1].failure, "module 'user' rebuilt over IR: differs");
+}
+
+TEST_F(ModuleStageOutcomeTest, APartsEvidenceThatIsForeignOrIndexesNoModuleIsAMiss) {
+  PartEvidence evidence = LibraryAndUser();
+  evidence.programs[1].modules.push_back(2);
+  ASSERT_TRUE(StoreModulePartEvidence(cache_, name_, evidence).ok());
+  EXPECT_EQ(LoadModulePartEvidence(cache_, name_), std::nullopt);
+  evidence = LibraryAndUser();
+  evidence.modules[0].imports.push_back(7);
+  ASSERT_TRUE(StoreModulePartEvidence(cache_, name_, evidence).ok());
+  EXPECT_EQ(LoadModulePartEvidence(cache_, name_), std::nullopt);
   ASSERT_TRUE(cache_.Put(name_, std::string(64, '\xff')).ok());
-  EXPECT_EQ(LoadModulePartOutcome(cache_, name_), std::nullopt);
+  EXPECT_EQ(LoadModulePartEvidence(cache_, name_), std::nullopt);
 }
 
 TEST_F(ModuleStageOutcomeTest, TheConfigurationsPartsRoundTrip) {
@@ -287,6 +305,96 @@ TEST_F(ModuleStageCacheCompileTest, AChangedFileIsVerifiedAgain) {
   const Compiled after = Compile(Record(sources));
   EXPECT_EQ(after.report.module_groups_cached, 0u);
   EXPECT_NE(ModulesOf(after), ModulesOf(before));
+}
+
+// The app loads noise.slang, which builds no kernel and imports tuned.slang,
+// which declares a user attribute: the part that proves noise by its layout
+// refuses both. Then the app adds a call site built with noise.
+class PromotedModuleTest : public ModuleStageCacheCompileTest {
+ protected:
+  static constexpr const char* kNoise = R"(import tuned;
+public float noise(float x) { return tuned_mul(x, 5.0f); }
+)";
+  static constexpr const char* kTuned = R"([__AttributeUsage(_AttributeTargets.Function)]
+struct TunedAttribute { int level; };
+[Tuned(2)]
+public float tuned_mul(float a, float b) { return a * b + 1.0f; }
+)";
+  static constexpr const char* kNoiseWrapper = R"(import slangpy;
+import noise;
+[shader("compute")]
+[numthreads(32, 1, 1)]
+void compute_main(uint3 tid: SV_DispatchThreadID, uniform RWStructuredBuffer<float> data) {
+  data[tid.x] = noise(data[tid.x]);
+}
+)";
+
+  std::string RecordApp(const TempDir& sources, bool with_noise_call_site) {
+    const std::string trace = (work_.path() / fmt::format("trace-{}.capnp", traces_++)).string();
+    absl::StatusOr<std::unique_ptr<TraceRecorder>> recorder =
+        TraceRecorder::Open(trace, R"({"pid": 1})");
+    EXPECT_TRUE(recorder.ok()) << recorder.status();
+    if (!recorder.ok()) return trace;
+    Switch().Use(recorder->get());
+    ComPtr<slang::IGlobalSession> live = NewHookedGlobalSession();
+    RecordSession(live.get(), {WheelSlangDirectory(), sources.path().string()}, 0,
+                  [&](slang::ISession* session) -> absl::Status {
+                    absl::StatusOr<std::string> code =
+                        CompileCallSite(session, "user.slang", kFirstCallSite, kWrapperBody);
+                    if (!code.ok()) return code.status();
+                    ComPtr<ISlangBlob> diagnostics;
+                    if (!session->loadModule("noise.slang", diagnostics.WriteRef()))
+                      return absl::InternalError("noise.slang: " + Diagnostics(diagnostics));
+                    if (with_noise_call_site) {
+                      code = CompileCallSite(session, "noise.slang", kNoiseCallSite, kNoiseWrapper);
+                    }
+                    return code.status();
+                  });
+    Switch().Use(nullptr);
+    return trace;
+  }
+
+  static std::vector<std::string> UnservedOf(const Compiled& compiled) {
+    absl::StatusOr<Archive> archive = Archive::Open(compiled.archive_path);
+    EXPECT_TRUE(archive.ok()) << archive.status();
+    std::vector<std::string> unserved;
+    if (!archive.ok()) return unserved;
+    for (const auto module : archive->index().getUnservedModules())
+      unserved.push_back(fmt::format("{}: {}", module.getName().cStr(), module.getReason().cStr()));
+    std::sort(unserved.begin(), unserved.end());
+    return unserved;
+  }
+
+  static std::vector<std::string> SerializedParts(const Compiled& compiled) {
+    std::vector<std::string> labels;
+    for (const TimelineSpan& span : compiled.report.timeline)
+      if (span.stage == "serialize") labels.push_back(span.label);
+    return labels;
+  }
+
+  static constexpr const char* kFirstCallSite = "call_site_first";
+  static constexpr const char* kNoiseCallSite = "call_site_noise";
+};
+
+TEST_F(PromotedModuleTest, ARefusingPartIsDecidedAgainAndOnlyTheNewCallSiteIsSerialized) {
+  TempDir sources;
+  WriteSources(sources);
+  sources.Write("noise.slang", kNoise);
+  sources.Write("tuned.slang", kTuned);
+  const Compiled before = Compile(RecordApp(sources, false));
+  EXPECT_GT(before.report.modules_refused, 0u);
+  EXPECT_THAT(UnservedOf(before), Contains(StartsWith("noise")));
+  const std::string added = RecordApp(sources, true);
+  const Compiled after = Compile(added);
+  EXPECT_THAT(SerializedParts(after), ElementsAre(StartsWith("1 program(s)")));
+
+  cache_.Remove();  // what a compile without the cache archives
+  const Compiled cold = Compile(added);
+  EXPECT_EQ(SerializedParts(cold).size(), 1u);
+  EXPECT_THAT(SerializedParts(cold), ElementsAre(StartsWith("2 program(s)")));
+  EXPECT_EQ(ModulesOf(after), ModulesOf(cold));
+  EXPECT_EQ(UnservedOf(after), UnservedOf(cold));
+  EXPECT_THAT(UnservedOf(after), Contains(StartsWith("tuned")));
 }
 
 }  // namespace
