@@ -21,7 +21,8 @@ class Schedule {
   Schedule(const CompilePoolWork& work, size_t slang_workers)
       : work_(work),
         slang_workers_(slang_workers),
-        rebuild_taken_(work.rebuild_parts.size(), false) {
+        rebuild_taken_(work.rebuild_parts.size(), false),
+        held_(slang_workers) {
     size_t parts = 0;
     for (size_t part : work.serialization_parts) parts = std::max(parts, part + 1);
     for (size_t part : work.rebuild_parts) parts = std::max(parts, part + 1);
@@ -36,11 +37,13 @@ class Schedule {
       const bool slang = worker < slang_workers_;
       if (slang && next_serialization_ < work_.serialization_parts.size()) {
         ++serializing_;
+        held_[worker] = work_.serialization_parts[next_serialization_];
         return Task{Task::Kind::kSerialize, next_serialization_++};
       }
       if (slang) {
-        if (std::optional<size_t> rebuild = ReadyRebuild()) {
+        if (std::optional<size_t> rebuild = ReadyRebuild(held_[worker])) {
           rebuild_taken_[*rebuild] = true;
+          held_[worker] = work_.rebuild_parts[*rebuild];
           return Task{Task::Kind::kRebuild, *rebuild};
         }
       }
@@ -64,17 +67,28 @@ class Schedule {
   }
 
  private:
-  // The first rebuild not taken whose part is made (every part is, once no
-  // serialization is left running).
-  std::optional<size_t> ReadyRebuild() {
+  // The first rebuild not taken of the part `held` (the one the worker's
+  // child holds), else the first of any part that is made (every part is,
+  // once no serialization is left running). A child that moves to another
+  // part is sent that part's IR and loads it in a new session, which costs
+  // about as much as a short program's rebuild; so a worker keeps to its
+  // part until none of its rebuilds is left.
+  std::optional<size_t> ReadyRebuild(std::optional<size_t> held) {
     while (first_untaken_rebuild_ < rebuild_taken_.size() && rebuild_taken_[first_untaken_rebuild_])
       ++first_untaken_rebuild_;
     const bool all_made =
         next_serialization_ == work_.serialization_parts.size() && serializing_ == 0;
+    std::optional<size_t> first;
     for (size_t r = first_untaken_rebuild_; r < rebuild_taken_.size(); ++r) {
-      if (!rebuild_taken_[r] && (all_made || part_made_[work_.rebuild_parts[r]])) return r;
+      if (rebuild_taken_[r]) continue;
+      const size_t part = work_.rebuild_parts[r];
+      if (held == part) return r;
+      if (!first && (all_made || part_made_[part])) {
+        first = r;
+        if (!held) break;
+      }
     }
-    return std::nullopt;
+    return first;
   }
 
   const CompilePoolWork& work_;
@@ -86,6 +100,7 @@ class Schedule {
   std::vector<bool> part_made_;
   std::vector<bool> rebuild_taken_;
   size_t first_untaken_rebuild_ = 0;
+  std::vector<std::optional<size_t>> held_;  // per Slang worker: the part its child holds
   size_t next_thread_task_ = 0;
 };
 

@@ -28,7 +28,9 @@ struct CompilePoolWork {
   // Serialization s makes part serialization_parts[s]; rebuild r needs part
   // rebuild_parts[r]. Both run in the worker's child: `child` gets task s,
   // or serialization_parts.size() + r. Every serialization is taken before
-  // any rebuild, and rebuilds in their order, each once its part is made.
+  // any rebuild, and rebuilds in their order, each once its part is made; a
+  // worker takes those of the part its child last serialized or rebuilt
+  // first, which its child holds.
   std::vector<size_t> serialization_parts;
   std::vector<size_t> rebuild_parts;
   ChildWork child;
