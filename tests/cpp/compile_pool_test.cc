@@ -1,7 +1,7 @@
 // RunCompilePool: every task runs once; a rebuild starts once its own part
 // is serialized, not once every part is; Slang tasks run in the children of
 // the Slang workers only, thread tasks anywhere; and a child that dies costs
-// its own task only.
+// its own task only. A worker keeps to the part its child holds.
 
 #include "compiler/compile_pool.h"
 
@@ -132,6 +132,20 @@ TEST(CompilePoolTest, APartsRebuildsNeedNotWaitForASlowerPart) {
   for (size_t r = 0; r < 3; ++r)
     EXPECT_LT(log.IndexOf(fmt::format("rebuild {} done", r)), part_1_made);
   EXPECT_GT(log.IndexOf("rebuild 3 of part 1 starts"), part_1_made);
+}
+
+// One worker serializes part 0, then part 1, which its child then holds:
+// it rebuilds part 1's programs before part 0's, whatever their order.
+TEST(CompilePoolTest, AWorkerRebuildsThePartItsChildHoldsFirst) {
+  Log log;
+  CompilePoolWork work = PoolOf(log, {5, 5}, {0, 1, 0, 1}, 1, 1);
+  RunCompilePool(work);
+  std::vector<std::string> rebuilds;
+  for (const std::string& event : log.events)
+    if (event.ends_with("starts")) rebuilds.push_back(event);
+  EXPECT_THAT(rebuilds,
+              ::testing::ElementsAre("rebuild 1 of part 1 starts", "rebuild 3 of part 1 starts",
+                                     "rebuild 0 of part 0 starts", "rebuild 2 of part 0 starts"));
 }
 
 TEST(CompilePoolTest, OnlySlangWorkersRunSlangTasksAndEveryWorkerRunsThreadTasks) {
