@@ -60,6 +60,7 @@ std::string ReportJson(const CompileReport& report) {
   json.Key("moduleSeconds").Double(report.module_seconds);
   json.Key("moduleSessions").Uint(report.module_groups);
   json.Key("moduleSessionsCached").Uint(report.module_groups_cached);
+  json.Key("moduleSessionsWarm").Uint(report.module_groups_warm);
   json.Key("kernels").BeginArray();
   for (const KernelOutcome& kernel : report.kernels) {
     json.BeginObject();

@@ -606,6 +606,7 @@ absl::StatusOr<CompileReport> CompileTrace(const Trace& trace, const std::string
     report.module_ir_bytes = stage.ir_bytes;
     report.module_groups = stage.groups;
     report.module_groups_cached = stage.cached_groups;
+    report.module_groups_warm = stage.warm_groups;
     report.module_seconds = stage.seconds;
   }
   modules.reset();

@@ -50,6 +50,9 @@ struct CompileReport {
   uint64_t module_ir_bytes = 0;
   size_t module_groups = 0;         // session configurations
   size_t module_groups_cached = 0;  // of them, taken unchanged from the cache
+  // Of them, serialized in several parts that each started from one load of
+  // the modules they share (ModuleStage's servers).
+  size_t module_groups_warm = 0;
   double module_seconds = 0;
   double wall_seconds = 0;
   // Of this process, its worker processes and the compilers it ran (ptxas),

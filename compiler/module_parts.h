@@ -79,15 +79,16 @@ struct SessionSize {
   double own_session_seconds = 0;
 };
 
-// Each session loads what its programs share (slangpy's library) from
-// source again, which takes about as long as a few dozen programs of their
-// own: 1.3 s a session on the 2-core CPU machine (the synthetic trace's 30
-// programs split 1 to 15 ways), against 41 s for the 704 programs of
-// slangpy's suite's largest configuration in one session. So `programs` are
-// split only into sessions of kProgramsWorthASession at least, and into no
-// more sessions than workers to run them: a configuration of hundreds of
-// kernels no longer serializes on one worker while the others wait, and one
-// of a few dozen pays its shared modules once. Each session running at once
+// A session of its own costs a part what its programs share with the
+// configuration's other parts. The modules every program loads (slangpy's
+// library) are loaded once per configuration, and each part's session starts
+// from a copy of them (ModuleStage); the app's modules that several parts
+// use are loaded by each, which costs slangpy's suite's largest
+// configuration (704 programs) a few seconds a part on the 2-core CPU machine.
+// So `programs` are split only into sessions of kProgramsWorthASession at
+// least, and into no more sessions than workers to run them: a configuration
+// of hundreds of kernels no longer serializes on one worker while the others
+// wait, and one of a few dozen is one session. Each session running at once
 // holds its own Slang (about 0.7 GB for the suite's).
 inline constexpr size_t kProgramsWorthASession = 64;
 size_t ProgramsPerSession(size_t programs, const SessionSize& size);  // 1 at least

@@ -12,6 +12,7 @@
 #include "common/seconds_since.h"
 #include "compiler/code_from_child.h"
 #include "compiler/compile_timeline.h"
+#include "compiler/fork_server.h"
 #include "compiler/module_parts.h"
 #include "compiler/module_stage_cache.h"
 #include "compiler/serialized_session_codec.h"
@@ -50,6 +51,14 @@ struct ModuleStage::State {
   std::unique_ptr<std::atomic<size_t>[]> rebuilds_left;
   // In a worker's child: the part whose IR it holds, in parts[i].serialized.
   std::optional<size_t> held_part;
+  // Per group of several parts: the process that loaded the modules its
+  // programs share, from whose copies its parts are serialized (null: each
+  // part loads them itself), and how many of its parts are left to take.
+  std::vector<std::unique_ptr<ForkServer>> servers;
+  std::unique_ptr<std::atomic<size_t>[]> serializations_left;
+  std::unique_ptr<std::atomic<bool>[]> served_warm;  // some part came from the server
+  // In a group's server: that group's shared modules, loaded.
+  std::unique_ptr<WarmSession> warm;
 
   State(const Trace& trace, const CompileCache& cache, size_t workers, CompileTimeline* timeline)
       : trace(trace),
@@ -196,6 +205,48 @@ struct ModuleStage::State {
     sessions[worker] = {};
   }
 
+  // Starts a server for each group of several parts that loads the modules
+  // their programs share once; before any thread starts.
+  void StartServers() {
+    IrModuleBuilder* builder = BuilderFor(0);
+    if (!builder) return;
+    for (size_t group : to_verify) {
+      if (works[group].parts.size() < 2) continue;
+      servers[group] = ForkServer::Start(
+          [this, builder, group] {
+            std::vector<RecordedProgram> programs;
+            for (size_t index : works[group].parts)
+              programs.insert(programs.end(), parts[index].programs.begin(),
+                              parts[index].programs.end());
+            absl::StatusOr<std::unique_ptr<WarmSession>> made =
+                builder->Warm(groups[group].config, programs);
+            if (!made.ok()) return made.status();
+            warm = *std::move(made);
+            return absl::OkStatus();
+          },
+          [this, builder](size_t item) {
+            PartWork& part = parts[parts_longest_first[item]];
+            return EncodeCodeFromChild(EncodeSerializedSession(builder->Serialize(
+                                           groups[part.group].config, part.programs, warm.get())),
+                                       {});
+          });
+    }
+  }
+
+  // Serialization `item`'s reply: from a copy of its group's server, or,
+  // where that server could not load the shared modules, from the worker's
+  // child like any other.
+  absl::StatusOr<std::string> SerializedBy(size_t item, const RunInChild& in_child) {
+    const size_t group = parts[parts_longest_first[item]].group;
+    absl::StatusOr<std::string> reply = absl::UnavailableError("no server");
+    if (servers[group]) reply = servers[group]->Run(item);
+    if (reply.ok()) served_warm[group] = true;
+    if (absl::IsUnavailable(reply.status())) reply = in_child({});
+    // Its last part taken, the server's memory goes.
+    if (--serializations_left[group] == 0) servers[group].reset();
+    return reply;
+  }
+
   std::string SerializeInChild(size_t item, size_t worker) {
     const size_t index = parts_longest_first[item];
     PartWork& part = parts[index];
@@ -340,6 +391,11 @@ ModuleStage::ModuleStage(const Trace& trace, const std::vector<const KernelRecor
       if (part.records[p]) state.program_of.try_emplace(part.records[p], index, p);
     }
   }
+  state.servers.resize(count);
+  state.serializations_left = std::make_unique<std::atomic<size_t>[]>(count);
+  state.served_warm = std::make_unique<std::atomic<bool>[]>(count);
+  for (size_t group : state.to_verify)
+    state.serializations_left[group] = state.works[group].parts.size();
   state.rebuilds_left = std::make_unique<std::atomic<size_t>[]>(parts.size());
   for (size_t i = 0; i < parts.size(); ++i) state.rebuilds_left[i] = parts[i].programs.size();
 }
@@ -347,7 +403,7 @@ ModuleStage::ModuleStage(const Trace& trace, const std::vector<const KernelRecor
 ModuleStage::~ModuleStage() = default;
 
 void ModuleStage::WarmSlang() {
-  if (!state_->parts.empty()) state_->BuilderFor(0);
+  if (!state_->parts.empty()) state_->StartServers();
 }
 
 size_t ModuleStage::serialize_count() const { return state_->parts.size(); }
@@ -364,7 +420,7 @@ void ModuleStage::Serialize(size_t item, size_t worker, const RunInChild& in_chi
   if (state.timeline)
     span.emplace(*state.timeline, "serialize", PartLabel(state.trace, part), worker);
   const auto start = std::chrono::steady_clock::now();
-  CodeFromChild reply = DecodeCodeFromChild(in_child({}));
+  CodeFromChild reply = DecodeCodeFromChild(state.SerializedBy(item, in_child));
   part.serialize_seconds = SecondsSince(start);
   absl::StatusOr<SerializedSession> serialized =
       reply.code.ok() ? DecodeSerializedSession(*reply.code) : reply.code.status();
@@ -429,11 +485,13 @@ ModuleStageReport ModuleStage::Finish(const std::vector<const KernelRecord*>& ve
                                       const std::function<void(const std::string&)>& progress) {
   State& state = *state_;
   // Slang's sessions go first: they hold what the builders' global sessions made.
+  state.servers.clear();
   state.sessions.clear();
   state.builders.clear();
   ModuleStageReport report;
   report.groups = state.groups.size();
   report.cached_groups = state.groups.size() - state.to_verify.size();
+  for (size_t group : state.to_verify) report.warm_groups += state.served_warm[group] ? 1 : 0;
   for (const PartWork& part : state.parts) {
     report.seconds += part.serialize_seconds;
     for (double seconds : part.rebuild_seconds) report.seconds += seconds;

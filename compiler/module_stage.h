@@ -32,6 +32,7 @@ struct ModuleStageReport {
   uint64_t ir_bytes = 0;
   size_t groups = 0;         // session configurations
   size_t cached_groups = 0;  // of them, unchanged since a compile that used the cache
+  size_t warm_groups = 0;    // of them, serialized from one load of their shared modules
   double seconds = 0;        // serializing and rebuilding, summed over the workers
 };
 
@@ -60,7 +61,11 @@ struct RebuiltKernel {
 // A part is serialized in a worker's child and comes back as bytes
 // (serialized_session_codec.h), which go to each other child that rebuilds
 // one of its programs: a part's rebuilds need not wait for another part to
-// be serialized.
+// be serialized. The parts of a configuration of several parts are
+// serialized instead in copies of one process (fork_server.h) that loaded
+// and serialized the modules all their programs share once: WarmSlang
+// starts it, and each part then loads only its own modules. Where that
+// process cannot load them, its parts go to the workers' children.
 //
 // `candidates`: the kernels compile may archive; their modules are serialized
 // with those of the trace's module loads that no recorded kernel was built
@@ -86,7 +91,8 @@ class ModuleStage {
   ModuleStage(const ModuleStage&) = delete;
   ModuleStage& operator=(const ModuleStage&) = delete;
 
-  // Makes the Slang every worker's child inherits warm.
+  // Makes the Slang every worker's child inherits warm, and starts each
+  // configuration's process of shared modules; before any thread starts.
   void WarmSlang();
 
   size_t serialize_count() const;

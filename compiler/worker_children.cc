@@ -12,50 +12,11 @@
 #include <utility>
 
 #include "absl/status/status.h"
+#include "compiler/process_channel.h"
 #include "fmt/format.h"
 
 namespace spreplay {
 namespace {
-
-bool SendAll(int socket, const void* data, size_t size) {
-  const char* bytes = static_cast<const char*>(data);
-  while (size > 0) {
-    // MSG_NOSIGNAL: a dead peer is an error to report, not SIGPIPE.
-    const ssize_t sent = send(socket, bytes, size, MSG_NOSIGNAL);
-    if (sent < 0 && errno == EINTR) continue;
-    if (sent <= 0) return false;
-    bytes += sent;
-    size -= static_cast<size_t>(sent);
-  }
-  return true;
-}
-
-bool ReceiveAll(int socket, void* data, size_t size) {
-  char* bytes = static_cast<char*>(data);
-  while (size > 0) {
-    const ssize_t received = recv(socket, bytes, size, 0);
-    if (received < 0 && errno == EINTR) continue;
-    if (received <= 0) return false;
-    bytes += received;
-    size -= static_cast<size_t>(received);
-  }
-  return true;
-}
-
-bool SendMessage(int socket, std::string_view bytes) {
-  const uint64_t size = bytes.size();
-  return SendAll(socket, &size, sizeof size) && SendAll(socket, bytes.data(), bytes.size());
-}
-
-bool ReceiveMessage(int socket, std::string& bytes) {
-  uint64_t size = 0;
-  if (!ReceiveAll(socket, &size, sizeof size)) return false;
-  bytes.resize(size);
-  return ReceiveAll(socket, bytes.data(), size);
-}
-
-// The child's status when its work threw: the parent reports how it ended.
-constexpr int kThrew = 70;
 
 // A child's whole life: an item and its payload in, what `work` made of
 // them out, until the parent closes its end.
@@ -67,34 +28,16 @@ constexpr int kThrew = 70;
       reply = work(item, worker, payload);
     } catch (const std::exception& error) {
       std::fprintf(stderr, "spreplay: a worker process failed: %s\n", error.what());
-      _exit(kThrew);
+      _exit(kThrewExitStatus);
     } catch (...) {
       std::fprintf(stderr, "spreplay: a worker process failed\n");
-      _exit(kThrew);
+      _exit(kThrewExitStatus);
     }
     if (!SendMessage(socket, reply)) break;
   }
   // Not exit(): the parent's atexit handlers and static destructors are the
   // parent's to run, and its stdio buffers its to flush.
   _exit(0);
-}
-
-// Closes every descriptor above stdio but `keep`: a pipe another thread of
-// the parent has open (to a ptxas it runs) would otherwise stay open here
-// for the child's whole life, and that thread would wait for its end.
-void CloseInheritedDescriptors(int keep) {
-  for (int fd = STDERR_FILENO + 1; fd < keep; ++fd) close(fd);
-  if (close_range(static_cast<unsigned>(keep) + 1, ~0u, 0) != 0) {
-    for (int fd = keep + 1; fd < 65536; ++fd) close(fd);
-  }
-}
-
-std::string HowItEnded(int status) {
-  if (WIFSIGNALED(status))
-    return fmt::format("was killed by signal {} ({})", WTERMSIG(status),
-                       strsignal(WTERMSIG(status)));
-  if (WIFEXITED(status)) return fmt::format("exited with status {}", WEXITSTATUS(status));
-  return "ended";
 }
 
 }  // namespace
@@ -164,7 +107,8 @@ std::string WorkerChildren::Stop(size_t worker) {
   while ((waited = waitpid(pid, &status, 0)) < 0 && errno == EINTR) {
   }
   if (waited < 0) return fmt::format("ended, how is unknown ({})", strerror(errno));
-  if (WIFEXITED(status) && WEXITSTATUS(status) == kThrew) return "failed (see its message above)";
+  if (WIFEXITED(status) && WEXITSTATUS(status) == kThrewExitStatus)
+    return "failed (see its message above)";
   return HowItEnded(status);
 }
 

@@ -1,12 +1,17 @@
 #include "replayer/ir_modules.h"
 
+#include <algorithm>
+
 #include "absl/container/btree_set.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "common/contained_call.h"
 #include "fmt/format.h"
 #include "interpose/blobs.h"
+#include "replayer/dependency_check.h"
+#include "replayer/load_order.h"
 #include "replayer/module_serializer.h"
+#include "replayer/path_aliases.h"
 #include "replayer/program_builder.h"
 #include "replayer/recorded_working_directory.h"
 #include "replayer/replay_session.h"
@@ -96,6 +101,15 @@ absl::StatusOr<std::string> SameEntryPointCodes(slang::ISession* session,
   return "";
 }
 
+using WarmModules = absl::flat_hash_map<slang::IModule*, absl::StatusOr<std::string>>;
+
+// Whether every one of `programs` holds `module` (by its content and name).
+bool EveryProgramHolds(const std::vector<absl::flat_hash_set<ModuleNodeKey>>& modules_of_programs,
+                       const Component& module) {
+  return std::all_of(modules_of_programs.begin(), modules_of_programs.end(),
+                     [&](const auto& modules) { return modules.contains(NodeKeyOf(module)); });
+}
+
 // Where the other modules' dependency lists name `module`.
 const std::string& Identity(const Component& module) { return module.path; }
 
@@ -147,10 +161,11 @@ absl::StatusOr<std::unique_ptr<IrModuleBuilder>> IrModuleBuilder::Create(Replaye
 }
 
 SerializedSession IrModuleBuilder::Serialize(const SessionConfig& config,
-                                             const std::vector<RecordedProgram>& programs) {
+                                             const std::vector<RecordedProgram>& programs,
+                                             WarmSession* warm) {
   SerializedSession result;
   absl::Status contained = Contained("loading and serializing the modules of the kernels", [&] {
-    result = SerializeUncontained(config, programs);
+    result = SerializeUncontained(config, programs, warm);
     return absl::OkStatus();
   });
   if (!contained.ok()) {
@@ -162,11 +177,115 @@ SerializedSession IrModuleBuilder::Serialize(const SessionConfig& config,
   return result;
 }
 
-SerializedSession IrModuleBuilder::SerializeUncontained(
+absl::StatusOr<std::unique_ptr<WarmSession>> IrModuleBuilder::Warm(
     const SessionConfig& config, const std::vector<RecordedProgram>& programs) {
-  SerializedSession result;
+  if (programs.empty()) return absl::NotFoundError("no programs");
+  std::vector<absl::flat_hash_set<ModuleNodeKey>> modules_of_programs;
+  for (const RecordedProgram& program : programs) {
+    absl::flat_hash_set<ModuleNodeKey>& modules = modules_of_programs.emplace_back();
+    ForEachDistinctNode(program.program, [&](const Component& node) {
+      if (node.kind == Component::Kind::kModule) modules.insert(NodeKeyOf(node));
+    });
+  }
   absl::StatusOr<std::unique_ptr<ReplaySession>> session =
       ReplaySession::Create(global_session_.get(), config);
+  if (!session.ok()) return session.status();
+  const RecordedProgram& first = programs.front();
+  absl::StatusOr<std::unique_ptr<WarmSession>> warm = Contained("loading shared modules", [&] {
+    return WarmUncontained(**session, first, modules_of_programs, config.HasDebugInformation());
+  });
+  if (!warm.ok()) return warm.status();
+  (*warm)->session = *std::move(session);
+  return warm;
+}
+
+absl::StatusOr<std::unique_ptr<WarmSession>> IrModuleBuilder::WarmUncontained(
+    ReplaySession& session, const RecordedProgram& first,
+    const std::vector<absl::flat_hash_set<ModuleNodeKey>>& modules_of_programs,
+    bool with_source_locations) {
+  const RecordedWorkingDirectory working_directory(session.working_directory());
+  if (absl::Status status = AddDirectoryAliases(first.program, session.files()); !status.ok())
+    return status;
+  absl::StatusOr<std::vector<ComponentPtr>> order =
+      ModuleLoadOrder(first.program, first.snapshot->string_modules, [&](const Component& module) {
+        if (module.source) return module.path;
+        return session.files().Canonical(module.path).value_or(module.path);
+      });
+  if (!order.ok()) return order.status();
+  // The file modules every program loads that import no other module of
+  // the program but those: loaded before the rest, each comes into being as
+  // it would in any of them, under the name it asked for it by or, where an
+  // import loaded it first, under the import's. Only their files are
+  // admitted, on which every program agrees (their digests cover them):
+  // another part may hold another version of a file the first program reads.
+  const auto identity_of = [&](const Component& module) {
+    return module.source ? module.path
+                         : session.files().Canonical(module.path).value_or(module.path);
+  };
+  absl::flat_hash_set<std::string> other_modules;  // the program's, by identity
+  for (const ComponentPtr& module : *order) other_modules.insert(identity_of(*module));
+  std::vector<ComponentPtr> leading;
+  Snapshot files;
+  for (const ComponentPtr& module : *order) {
+    const std::string identity = identity_of(*module);
+    const bool imports_another = std::any_of(
+        module->dependencies.begin(), module->dependencies.end(), [&](const SourceFile& file) {
+          return file.path != identity && other_modules.contains(file.path);
+        });
+    if (module->source || imports_another || !EveryProgramHolds(modules_of_programs, *module))
+      continue;
+    for (const SourceFile& file : module->dependencies) {
+      auto bytes = first.snapshot->files.find(file.path);
+      if (bytes == first.snapshot->files.end())
+        return absl::NotFoundError(fmt::format("no file {}", file.path));
+      files.files.insert(*bytes);
+    }
+    // What it imports is the modules it leaves to the rest.
+    other_modules.erase(identity);
+    leading.push_back(module);
+  }
+  if (leading.empty()) return absl::NotFoundError("its programs share no module to load first");
+  if (absl::Status status = session.Admit(files); !status.ok()) return status;
+  if (absl::Status status = CheckDependencies(leading, session); !status.ok()) return status;
+  for (const ComponentPtr& module : leading) {
+    if (module->name == module->requested_name) {
+      if (absl::StatusOr<LoadedModule> loaded = session.LoadModule(*module); !loaded.ok())
+        return loaded.status();
+      continue;
+    }
+    // Slang loaded it for an import, under the name the import gave it, and
+    // the app asked for it by another name later: loaded as an import would,
+    // with no request of its own, which the program then makes.
+    ComPtr<ISlangBlob> diagnostics;
+    slang::IModule* loaded =
+        session.session()->loadModule(module->name.c_str(), diagnostics.WriteRef());
+    if (!loaded)
+      return absl::InvalidArgumentError(fmt::format("Slang failed to load module '{}':\n{}",
+                                                    module->name, BlobToString(diagnostics.get())));
+    absl::StatusOr<ComponentPtr> described = session.Describe(loaded);
+    if (!described.ok()) return described.status();
+    if ((*described)->digest != module->digest || (*described)->path != module->path)
+      return absl::FailedPreconditionError(fmt::format(
+          "module '{}' loaded by its name is not the one its programs import", module->name));
+  }
+  auto warm = std::make_unique<WarmSession>();
+  slang::ISession* slang_session = session.session();
+  for (SlangInt i = 0; i < slang_session->getLoadedModuleCount(); ++i) {
+    slang::IModule* module = slang_session->getLoadedModule(i);
+    absl::StatusOr<ComponentPtr> description = session.Describe(module);
+    warm->modules.emplace(
+        module, description.ok()
+                    ? SerializeModule(slang_session, module, **description, with_source_locations)
+                    : description.status());
+  }
+  return warm;
+}
+
+SerializedSession IrModuleBuilder::SerializeUncontained(
+    const SessionConfig& config, const std::vector<RecordedProgram>& programs, WarmSession* warm) {
+  SerializedSession result;
+  absl::StatusOr<std::unique_ptr<ReplaySession>> session =
+      warm ? std::move(warm->session) : ReplaySession::Create(global_session_.get(), config);
   if (!session.ok()) {
     result.uses.assign(programs.size(), session.status());
     result.layouts.resize(programs.size());
@@ -198,15 +317,22 @@ SerializedSession IrModuleBuilder::SerializeUncontained(
   for (SlangInt i = 0; i < loaded_count; ++i) {
     slang::IModule* module = slang_session->getLoadedModule(i);
     SerializedModule serialized;
+    // Described now, whatever the warm session described: a program may
+    // have asked for the module by name since an import loaded it.
     absl::StatusOr<ComponentPtr> description = (*session)->Describe(module);
+    const auto warmed = warm ? warm->modules.find(module) : WarmModules::iterator();
+    absl::StatusOr<std::string> ir =
+        warm && warmed != warm->modules.end()
+            ? std::move(warmed->second)
+            : (description.ok()
+                   ? SerializeModule(slang_session, module, **description, with_source_locations)
+                   : description.status());
     const size_t index = result.modules.size();
     if (!description.ok()) {
       unserializable[index] = std::string(description.status().message());
       serialized.description = Component::Opaque("undescribable");
     } else {
       serialized.description = *description;
-      absl::StatusOr<std::string> ir =
-          SerializeModule(slang_session, module, **description, with_source_locations);
       if (ir.ok()) {
         serialized.ir = *std::move(ir);
       } else {

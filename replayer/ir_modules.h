@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "interpose/component.h"
@@ -65,6 +66,17 @@ struct SerializedSession {
   std::vector<std::vector<std::string>> entry_point_codes;
 };
 
+// A session of one configuration holding the modules every program of it
+// loads first (slangpy's library), loaded from source and serialized once:
+// each part of the configuration's programs can then be serialized in a copy
+// of it (a process forked from the one that made it) instead of loading
+// them again. Serialize spends it.
+struct WarmSession {
+  std::unique_ptr<ReplaySession> session;
+  // The IR of each module it holds, or why it has none.
+  absl::flat_hash_map<slang::IModule*, absl::StatusOr<std::string>> modules;
+};
+
 // The session one thread rebuilds programs of one SerializedSession in, kept
 // from one program to the next so that their shared modules load from IR
 // once (IrModuleBuilder::RebuildOneFromIr).
@@ -80,9 +92,17 @@ class IrModuleBuilder {
   static absl::StatusOr<std::unique_ptr<IrModuleBuilder>> Create(ReplayerOptions options = {});
 
   // Loads every program's modules from source into one session, builds each
-  // program, then serializes every module the session holds.
+  // program, then serializes every module the session holds. In `warm`, if
+  // given, whose session it uses up and whose modules' IR it takes.
   SerializedSession Serialize(const SessionConfig& config,
-                              const std::vector<RecordedProgram>& programs);
+                              const std::vector<RecordedProgram>& programs,
+                              WarmSession* warm = nullptr);
+
+  // A session of `config` holding the modules that every one of `programs`
+  // loads first, under the names it asks for them by (ModuleLoadOrder), in
+  // the first program's order; NotFound if they share none.
+  absl::StatusOr<std::unique_ptr<WarmSession>> Warm(const SessionConfig& config,
+                                                    const std::vector<RecordedProgram>& programs);
 
   // Rebuilds each program whose modules serialized over its modules loaded
   // from `serialized`, in a fresh session, and returns its code (of a module:
@@ -104,7 +124,12 @@ class IrModuleBuilder {
 
  private:
   SerializedSession SerializeUncontained(const SessionConfig& config,
-                                         const std::vector<RecordedProgram>& programs);
+                                         const std::vector<RecordedProgram>& programs,
+                                         WarmSession* warm);
+  absl::StatusOr<std::unique_ptr<WarmSession>> WarmUncontained(
+      ReplaySession& session, const RecordedProgram& first,
+      const std::vector<absl::flat_hash_set<ModuleNodeKey>>& modules_of_programs,
+      bool with_source_locations);
   // One program of RebuildFromIr in `session`; `loaded`: the modules
   // `session` holds from IR already.
   absl::StatusOr<std::string> RebuildOne(ReplaySession& session, const RecordedProgram& program,

@@ -12,6 +12,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "compiler/compile_pipeline.h"
@@ -134,6 +135,63 @@ TEST(IrModulesTest, ModulesOfASessionWithDebugInformationCarryTheirSourceLocatio
     EXPECT_EQ(*codes[i], recordings[i].code);
   }
 }
+
+// A part of a configuration serialized in a session that already holds the
+// modules every program of the configuration loads (WarmSession) describes
+// and uses the same modules as one serialized from nothing, and its IR
+// rebuilds each kernel byte for byte; with debug information too.
+class WarmSessionTest : public ::testing::TestWithParam<int> {};
+
+TEST_P(WarmSessionTest, APartSerializedFromAWarmSessionIsAsOneFromNothing) {
+  TempDir sources;
+  sources.Write("user.slang", kUserModule);
+  sources.Write("helper.slang", kHelperModule);
+  const std::vector<Recording> recordings = RecordTwoCallSites(sources, GetParam());
+  ASSERT_EQ(recordings.size(), 2u);
+  ASSERT_TRUE(TakeOverWorkingDirectoryForNvrtc());
+  ReplayerOptions options;
+  options.nvrtc_directory = NvrtcDirectory();
+  absl::StatusOr<std::unique_ptr<IrModuleBuilder>> builder = IrModuleBuilder::Create(options);
+  ASSERT_TRUE(builder.ok()) << builder.status();
+  const SessionConfig& config = recordings[0].config;
+  const std::vector<RecordedProgram> both = ProgramsOf(recordings);
+
+  absl::StatusOr<std::unique_ptr<WarmSession>> warm = (*builder)->Warm(config, both);
+  ASSERT_TRUE(warm.ok()) << warm.status();
+  std::set<std::string> warmed;
+  for (const auto& [module, ir] : (*warm)->modules) {
+    EXPECT_TRUE(ir.ok()) << ir.status();
+    warmed.insert(module->getName());
+  }
+  // The user's module, which both programs hold, with the helper it
+  // imports. (slangpy's library is no node of these programs, as it is of
+  // slangpy's, which compose it: the wrappers' import loads it.)
+  EXPECT_THAT(warmed, ::testing::IsSupersetOf({"user.slang", "helper"}));
+
+  // The second call site alone, as a part of its own.
+  const std::vector<RecordedProgram> second = {both[1]};
+  const SerializedSession from_warm = (*builder)->Serialize(config, second, warm->get());
+  const SerializedSession from_nothing = (*builder)->Serialize(config, second);
+  ASSERT_EQ(from_warm.modules.size(), from_nothing.modules.size());
+  for (size_t i = 0; i < from_warm.modules.size(); ++i) {
+    const Component& a = *from_warm.modules[i].description;
+    const Component& b = *from_nothing.modules[i].description;
+    EXPECT_EQ(std::tie(a.name, a.requested_name, a.path, a.digest),
+              std::tie(b.name, b.requested_name, b.path, b.digest));
+    EXPECT_EQ(from_warm.modules[i].imports, from_nothing.modules[i].imports);
+    EXPECT_FALSE(from_warm.modules[i].ir.empty()) << a.name;
+  }
+  ASSERT_TRUE(from_warm.uses[0].ok()) << from_warm.uses[0].status();
+  EXPECT_EQ(*from_warm.uses[0], *from_nothing.uses[0]);
+  EXPECT_EQ(from_warm.layouts, from_nothing.layouts);
+  const std::vector<absl::StatusOr<std::string>> codes =
+      (*builder)->RebuildFromIr(config, second, from_warm);
+  ASSERT_EQ(codes.size(), 1u);
+  ASSERT_TRUE(codes[0].ok()) << codes[0].status();
+  EXPECT_EQ(*codes[0], recordings[1].code);
+}
+
+INSTANTIATE_TEST_SUITE_P(DebugInformation, WarmSessionTest, ::testing::Values(0, 2));
 
 // ---------------------------------------------------------------------------------------------
 // Record → compile → serve, in this process

@@ -49,6 +49,28 @@ def archive(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
+def served_by(archive: Path) -> dict:
+    """What an archive serves, but its modules' IR bytes (Slang's serializer
+    is not byte-reproducible) and where they lie in it."""
+    index = inspect_json(archive)
+    modules = [{k: v for k, v in m.items() if k not in ("irOffset", "irBytes")} for m in index["modules"]]
+    return {"kernels": sorted(index["kernels"], key=lambda kernel: kernel["key"]),
+            "modules": sorted(modules, key=lambda module: module["key"]),
+            "unserved": sorted(index["unservedModules"], key=lambda module: json.dumps(module, sort_keys=True))}
+
+
+def test_configurations_split_into_parts_serve_what_one_session_each_serves(archive: Path, tmp_path: Path) -> None:
+    """One program a part: each configuration's parts are serialized in
+    copies of one process that loaded the modules they share (slangpy's
+    library, loaded by the wrappers' import) once."""
+    out = tmp_path / "parts.sprk"
+    run_spreplay("compile", *map(str, TRACES), "-o", str(out), "--no-cache", "--programs-per-session", "1",
+                 "--report", str(out.with_suffix(".json")))
+    report = json.loads(out.with_suffix(".json").read_text())
+    assert report["moduleSessionsWarm"] == report["moduleSessions"] == 4, report
+    assert served_by(out) == served_by(archive)
+
+
 def test_every_recorded_kernel_is_rebuilt_byte_identically(archive: Path) -> None:
     index = inspect_json(archive)
     recorded = {k["key"] for t in TRACES for k in inspect_json(t)["kernels"]}
