@@ -67,15 +67,7 @@ std::optional<int> ReceiveDescriptor(int socket) {
 
 // One request's process: runs `work`, replies on `reply`, and ends.
 [[noreturn]] void RunRequest(int reply, size_t item, const ForkServer::Work& work) {
-  try {
-    SendMessage(reply, work(item));
-  } catch (const std::exception& error) {
-    std::fprintf(stderr, "spreplay: a worker process failed: %s\n", error.what());
-    _exit(kThrewExitStatus);
-  } catch (...) {
-    std::fprintf(stderr, "spreplay: a worker process failed\n");
-    _exit(kThrewExitStatus);
-  }
+  SendMessage(reply, RunOrExitOnThrow([&] { return work(item); }));
   _exit(0);
 }
 

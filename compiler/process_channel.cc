@@ -6,7 +6,9 @@
 
 #include <cerrno>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
+#include <exception>
 
 #include "fmt/format.h"
 
@@ -62,6 +64,17 @@ std::string HowItEnded(int status) {
                        strsignal(WTERMSIG(status)));
   if (WIFEXITED(status)) return fmt::format("exited with status {}", WEXITSTATUS(status));
   return "ended";
+}
+
+std::string RunOrExitOnThrow(const std::function<std::string()>& work) {
+  try {
+    return work();
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "spreplay: a worker process failed: %s\n", error.what());
+  } catch (...) {
+    std::fprintf(stderr, "spreplay: a worker process failed\n");
+  }
+  _exit(kThrewExitStatus);
 }
 
 }  // namespace spreplay

@@ -4,6 +4,7 @@
 // first, and how one ended, in words.
 
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -26,5 +27,9 @@ std::string HowItEnded(int status);
 // The status a forked process exits with when its work threw; it says so on
 // stderr first.
 inline constexpr int kThrewExitStatus = 70;
+
+// What `work` returns; where it throws, a forked process has no caller to
+// throw to: it says so on stderr and exits with kThrewExitStatus.
+std::string RunOrExitOnThrow(const std::function<std::string()>& work);
 
 }  // namespace spreplay

@@ -8,7 +8,6 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
-#include <exception>
 #include <utility>
 
 #include "absl/status/status.h"
@@ -23,16 +22,7 @@ namespace {
 [[noreturn]] void Serve(int socket, size_t worker, const ChildWork& work) {
   std::string payload;
   for (uint64_t item; ReceiveAll(socket, &item, sizeof item) && ReceiveMessage(socket, payload);) {
-    std::string reply;
-    try {
-      reply = work(item, worker, payload);
-    } catch (const std::exception& error) {
-      std::fprintf(stderr, "spreplay: a worker process failed: %s\n", error.what());
-      _exit(kThrewExitStatus);
-    } catch (...) {
-      std::fprintf(stderr, "spreplay: a worker process failed\n");
-      _exit(kThrewExitStatus);
-    }
+    const std::string reply = RunOrExitOnThrow([&] { return work(item, worker, payload); });
     if (!SendMessage(socket, reply)) break;
   }
   // Not exit(): the parent's atexit handlers and static destructors are the

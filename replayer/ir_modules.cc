@@ -179,20 +179,25 @@ SerializedSession IrModuleBuilder::Serialize(const SessionConfig& config,
 
 absl::StatusOr<std::unique_ptr<WarmSession>> IrModuleBuilder::Warm(
     const SessionConfig& config, const std::vector<RecordedProgram>& programs) {
-  if (programs.empty()) return absl::NotFoundError("no programs");
+  // The kernels' modules decide: a module no kernel used is a program of
+  // its own module alone, and loads on top of what the kernels share as it
+  // would after a kernel of its part loaded it.
   std::vector<absl::flat_hash_set<ModuleNodeKey>> modules_of_programs;
+  const RecordedProgram* first = nullptr;
   for (const RecordedProgram& program : programs) {
+    if (program.program->kind == Component::Kind::kModule) continue;
+    if (!first) first = &program;
     absl::flat_hash_set<ModuleNodeKey>& modules = modules_of_programs.emplace_back();
     ForEachDistinctNode(program.program, [&](const Component& node) {
       if (node.kind == Component::Kind::kModule) modules.insert(NodeKeyOf(node));
     });
   }
+  if (!first) return absl::NotFoundError("no kernels");
   absl::StatusOr<std::unique_ptr<ReplaySession>> session =
       ReplaySession::Create(global_session_.get(), config);
   if (!session.ok()) return session.status();
-  const RecordedProgram& first = programs.front();
   absl::StatusOr<std::unique_ptr<WarmSession>> warm = Contained("loading shared modules", [&] {
-    return WarmUncontained(**session, first, modules_of_programs, config.HasDebugInformation());
+    return WarmUncontained(**session, *first, modules_of_programs, config.HasDebugInformation());
   });
   if (!warm.ok()) return warm.status();
   (*warm)->session = *std::move(session);

@@ -98,9 +98,10 @@ class IrModuleBuilder {
                               const std::vector<RecordedProgram>& programs,
                               WarmSession* warm = nullptr);
 
-  // A session of `config` holding the modules that every one of `programs`
-  // loads first, under the names it asks for them by (ModuleLoadOrder), in
-  // the first program's order; NotFound if they share none.
+  // A session of `config` holding the file modules that every kernel of
+  // `programs` loads and that import no other module of theirs, in the first
+  // kernel's order (ModuleLoadOrder), each under the name that kernel's
+  // program loads it by; NotFound if they share none.
   absl::StatusOr<std::unique_ptr<WarmSession>> Warm(const SessionConfig& config,
                                                     const std::vector<RecordedProgram>& programs);
 

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -174,6 +175,13 @@ class ModuleStageCacheCompileTest : public ::testing::Test {
 
   // Records the call site from `sources` into its own trace.
   std::string Record(const TempDir& sources) {
+    return RecordWith([&](slang::IGlobalSession* live) {
+      RecordCallSites(live, {WheelSlangDirectory(), sources.path().string()}, {kWrapperBody});
+    });
+  }
+
+  // Records what `record` compiles in a new global session into its own trace.
+  std::string RecordWith(const std::function<void(slang::IGlobalSession*)>& record) {
     const std::string trace = (work_.path() / fmt::format("trace-{}.capnp", traces_++)).string();
     absl::StatusOr<std::unique_ptr<TraceRecorder>> recorder =
         TraceRecorder::Open(trace, R"({"pid": 1})");
@@ -181,7 +189,7 @@ class ModuleStageCacheCompileTest : public ::testing::Test {
     if (!recorder.ok()) return trace;
     Switch().Use(recorder->get());
     ComPtr<slang::IGlobalSession> live = NewHookedGlobalSession();
-    RecordCallSites(live.get(), {WheelSlangDirectory(), sources.path().string()}, {kWrapperBody});
+    record(live.get());
     Switch().Use(nullptr);
     return trace;
   }
@@ -330,28 +338,21 @@ void compute_main(uint3 tid: SV_DispatchThreadID, uniform RWStructuredBuffer<flo
 )";
 
   std::string RecordApp(const TempDir& sources, bool with_noise_call_site) {
-    const std::string trace = (work_.path() / fmt::format("trace-{}.capnp", traces_++)).string();
-    absl::StatusOr<std::unique_ptr<TraceRecorder>> recorder =
-        TraceRecorder::Open(trace, R"({"pid": 1})");
-    EXPECT_TRUE(recorder.ok()) << recorder.status();
-    if (!recorder.ok()) return trace;
-    Switch().Use(recorder->get());
-    ComPtr<slang::IGlobalSession> live = NewHookedGlobalSession();
-    RecordSession(live.get(), {WheelSlangDirectory(), sources.path().string()}, 0,
-                  [&](slang::ISession* session) -> absl::Status {
-                    absl::StatusOr<std::string> code =
-                        CompileCallSite(session, "user.slang", kFirstCallSite, kWrapperBody);
-                    if (!code.ok()) return code.status();
-                    ComPtr<ISlangBlob> diagnostics;
-                    if (!session->loadModule("noise.slang", diagnostics.WriteRef()))
-                      return absl::InternalError("noise.slang: " + Diagnostics(diagnostics));
-                    if (with_noise_call_site) {
-                      code = CompileCallSite(session, "noise.slang", kNoiseCallSite, kNoiseWrapper);
-                    }
-                    return code.status();
-                  });
-    Switch().Use(nullptr);
-    return trace;
+    return RecordWith([&](slang::IGlobalSession* live) {
+      RecordSession(live, {WheelSlangDirectory(), sources.path().string()}, 0,
+                    [&](slang::ISession* session) -> absl::Status {
+                      absl::StatusOr<std::string> code =
+                          CompileCallSite(session, "user.slang", kFirstCallSite, kWrapperBody);
+                      if (!code.ok()) return code.status();
+                      ComPtr<ISlangBlob> diagnostics;
+                      if (!session->loadModule("noise.slang", diagnostics.WriteRef()))
+                        return absl::InternalError("noise.slang: " + Diagnostics(diagnostics));
+                      if (with_noise_call_site)
+                        code =
+                            CompileCallSite(session, "noise.slang", kNoiseCallSite, kNoiseWrapper);
+                      return code.status();
+                    });
+    });
   }
 
   static std::vector<std::string> UnservedOf(const Compiled& compiled) {
