@@ -29,7 +29,7 @@ class ForkServer {
   // before any other thread starts: the server must inherit no lock another
   // thread holds. Null where no process can be forked.
   static std::unique_ptr<ForkServer> Start(Prepare prepare, Work work);
-  ~ForkServer();  // ends the server; requests in flight finish on their own
+  ~ForkServer();  // ends the server once its requests in flight are done
   ForkServer(const ForkServer&) = delete;
   ForkServer& operator=(const ForkServer&) = delete;
 

@@ -206,12 +206,21 @@ struct ModuleStage::State {
   }
 
   // Starts a server for each group of several parts that loads the modules
-  // their programs share once; before any thread starts.
+  // their programs share once; before any thread starts. Each holds a Slang
+  // session as a worker's child does, so there are no more of them than
+  // Slang workers, for the groups of the most parts.
   void StartServers() {
     IrModuleBuilder* builder = BuilderFor(0);
     if (!builder) return;
+    std::vector<size_t> split;
     for (size_t group : to_verify) {
-      if (works[group].parts.size() < 2) continue;
+      if (works[group].parts.size() >= 2) split.push_back(group);
+    }
+    std::stable_sort(split.begin(), split.end(), [&](size_t a, size_t b) {
+      return works[a].parts.size() > works[b].parts.size();
+    });
+    split.resize(std::min(split.size(), builders.size()));
+    for (size_t group : split) {
       servers[group] = ForkServer::Start(
           [this, builder, group] {
             std::vector<RecordedProgram> programs;
@@ -234,14 +243,14 @@ struct ModuleStage::State {
   }
 
   // Serialization `item`'s reply: from a copy of its group's server, or,
-  // where that server could not load the shared modules, from the worker's
-  // child like any other.
+  // where that server could not load the shared modules or its copy died,
+  // from the worker's child like any other.
   absl::StatusOr<std::string> SerializedBy(size_t item, const RunInChild& in_child) {
     const size_t group = parts[parts_longest_first[item]].group;
     absl::StatusOr<std::string> reply = absl::UnavailableError("no server");
     if (servers[group]) reply = servers[group]->Run(item);
     if (reply.ok()) served_warm[group] = true;
-    if (absl::IsUnavailable(reply.status())) reply = in_child({});
+    if (!reply.ok()) reply = in_child({});
     // Its last part taken, the server's memory goes.
     if (--serializations_left[group] == 0) servers[group].reset();
     return reply;

@@ -177,6 +177,57 @@ SerializedSession IrModuleBuilder::Serialize(const SessionConfig& config,
   return result;
 }
 
+namespace {
+
+// The file modules every kernel loads that import no other module of the
+// program but those, and read no file another program holds another version
+// of: loaded before the rest, each comes into being as it would in any of
+// them, under the name it asked for it by or, where an import loaded it
+// first, under the import's. With the files they read, on which every
+// program agrees.
+absl::StatusOr<SharedModules> ChooseSharedModules(
+    ReplaySession& session, const RecordedProgram& first,
+    const std::vector<absl::flat_hash_set<ModuleNodeKey>>& modules_of_programs,
+    const absl::flat_hash_set<std::string>& disputed_files) {
+  const auto identity_of = [&](const Component& module) {
+    return module.source ? module.path
+                         : session.files().Canonical(module.path).value_or(module.path);
+  };
+  absl::StatusOr<std::vector<ComponentPtr>> order =
+      ModuleLoadOrder(first.program, first.snapshot->string_modules, identity_of);
+  if (!order.ok()) return order.status();
+  absl::flat_hash_set<std::string> other_modules;  // the program's, by identity
+  for (const ComponentPtr& module : *order) other_modules.insert(identity_of(*module));
+  SharedModules shared;
+  for (const ComponentPtr& module : *order) {
+    const std::string identity = identity_of(*module);
+    const bool imports_another = std::any_of(
+        module->dependencies.begin(), module->dependencies.end(), [&](const SourceFile& file) {
+          return file.path != identity && other_modules.contains(file.path);
+        });
+    const bool disputed =
+        std::any_of(module->dependencies.begin(), module->dependencies.end(),
+                    [&](const SourceFile& file) { return disputed_files.contains(file.path); });
+    if (module->source || imports_another || disputed ||
+        !EveryProgramHolds(modules_of_programs, *module))
+      continue;
+    for (const SourceFile& file : module->dependencies) {
+      auto bytes = first.snapshot->files.find(file.path);
+      if (bytes == first.snapshot->files.end())
+        return absl::NotFoundError(fmt::format("no file {}", file.path));
+      shared.files.files.insert(*bytes);
+    }
+    // What it imports is the modules it leaves to the rest.
+    other_modules.erase(identity);
+    shared.modules.push_back(module);
+  }
+  if (shared.modules.empty())
+    return absl::NotFoundError("its programs share no module to load first");
+  return shared;
+}
+
+}  // namespace
+
 absl::StatusOr<std::unique_ptr<WarmSession>> IrModuleBuilder::Warm(
     const SessionConfig& config, const std::vector<RecordedProgram>& programs) {
   // The kernels' modules decide: a module no kernel used is a program of
@@ -193,11 +244,22 @@ absl::StatusOr<std::unique_ptr<WarmSession>> IrModuleBuilder::Warm(
     });
   }
   if (!first) return absl::NotFoundError("no kernels");
+  // A file two programs hold two versions of (a hot reload) is left to the
+  // parts, which ConsistentParts keeps apart.
+  absl::flat_hash_map<std::string, const std::string*> contents;
+  absl::flat_hash_set<std::string> disputed_files;
+  for (const RecordedProgram& program : programs) {
+    for (const auto& [path, bytes] : program.snapshot->files) {
+      auto [it, inserted] = contents.try_emplace(path, bytes.get());
+      if (!inserted && *it->second != *bytes) disputed_files.insert(path);
+    }
+  }
   absl::StatusOr<std::unique_ptr<ReplaySession>> session =
       ReplaySession::Create(global_session_.get(), config);
   if (!session.ok()) return session.status();
   absl::StatusOr<std::unique_ptr<WarmSession>> warm = Contained("loading shared modules", [&] {
-    return WarmUncontained(**session, *first, modules_of_programs, config.HasDebugInformation());
+    return WarmUncontained(**session, *first, modules_of_programs, disputed_files,
+                           config.HasDebugInformation());
   });
   if (!warm.ok()) return warm.status();
   (*warm)->session = *std::move(session);
@@ -207,50 +269,23 @@ absl::StatusOr<std::unique_ptr<WarmSession>> IrModuleBuilder::Warm(
 absl::StatusOr<std::unique_ptr<WarmSession>> IrModuleBuilder::WarmUncontained(
     ReplaySession& session, const RecordedProgram& first,
     const std::vector<absl::flat_hash_set<ModuleNodeKey>>& modules_of_programs,
-    bool with_source_locations) {
+    const absl::flat_hash_set<std::string>& disputed_files, bool with_source_locations) {
   const RecordedWorkingDirectory working_directory(session.working_directory());
+  // Chosen once by the paths as recorded, to know which files to admit, and
+  // again once they and the program's directory aliases are in, by the
+  // canonical paths the modules' dependency lists use: the two must agree.
+  absl::StatusOr<SharedModules> by_recorded_paths =
+      ChooseSharedModules(session, first, modules_of_programs, disputed_files);
+  if (!by_recorded_paths.ok()) return by_recorded_paths.status();
+  if (absl::Status status = session.Admit(by_recorded_paths->files); !status.ok()) return status;
   if (absl::Status status = AddDirectoryAliases(first.program, session.files()); !status.ok())
     return status;
-  absl::StatusOr<std::vector<ComponentPtr>> order =
-      ModuleLoadOrder(first.program, first.snapshot->string_modules, [&](const Component& module) {
-        if (module.source) return module.path;
-        return session.files().Canonical(module.path).value_or(module.path);
-      });
-  if (!order.ok()) return order.status();
-  // The file modules every program loads that import no other module of
-  // the program but those: loaded before the rest, each comes into being as
-  // it would in any of them, under the name it asked for it by or, where an
-  // import loaded it first, under the import's. Only their files are
-  // admitted, on which every program agrees (their digests cover them):
-  // another part may hold another version of a file the first program reads.
-  const auto identity_of = [&](const Component& module) {
-    return module.source ? module.path
-                         : session.files().Canonical(module.path).value_or(module.path);
-  };
-  absl::flat_hash_set<std::string> other_modules;  // the program's, by identity
-  for (const ComponentPtr& module : *order) other_modules.insert(identity_of(*module));
-  std::vector<ComponentPtr> leading;
-  Snapshot files;
-  for (const ComponentPtr& module : *order) {
-    const std::string identity = identity_of(*module);
-    const bool imports_another = std::any_of(
-        module->dependencies.begin(), module->dependencies.end(), [&](const SourceFile& file) {
-          return file.path != identity && other_modules.contains(file.path);
-        });
-    if (module->source || imports_another || !EveryProgramHolds(modules_of_programs, *module))
-      continue;
-    for (const SourceFile& file : module->dependencies) {
-      auto bytes = first.snapshot->files.find(file.path);
-      if (bytes == first.snapshot->files.end())
-        return absl::NotFoundError(fmt::format("no file {}", file.path));
-      files.files.insert(*bytes);
-    }
-    // What it imports is the modules it leaves to the rest.
-    other_modules.erase(identity);
-    leading.push_back(module);
-  }
-  if (leading.empty()) return absl::NotFoundError("its programs share no module to load first");
-  if (absl::Status status = session.Admit(files); !status.ok()) return status;
+  absl::StatusOr<SharedModules> shared =
+      ChooseSharedModules(session, first, modules_of_programs, disputed_files);
+  if (!shared.ok()) return shared.status();
+  if (shared->modules != by_recorded_paths->modules)
+    return absl::NotFoundError("its shared modules differ by their canonical paths");
+  const std::vector<ComponentPtr>& leading = shared->modules;
   if (absl::Status status = CheckDependencies(leading, session); !status.ok()) return status;
   for (const ComponentPtr& module : leading) {
     if (module->name == module->requested_name) {

@@ -77,6 +77,12 @@ struct WarmSession {
   absl::flat_hash_map<slang::IModule*, absl::StatusOr<std::string>> modules;
 };
 
+// The modules a WarmSession loads, in order, and the files they read.
+struct SharedModules {
+  std::vector<ComponentPtr> modules;
+  Snapshot files;
+};
+
 // The session one thread rebuilds programs of one SerializedSession in, kept
 // from one program to the next so that their shared modules load from IR
 // once (IrModuleBuilder::RebuildOneFromIr).
@@ -130,7 +136,7 @@ class IrModuleBuilder {
   absl::StatusOr<std::unique_ptr<WarmSession>> WarmUncontained(
       ReplaySession& session, const RecordedProgram& first,
       const std::vector<absl::flat_hash_set<ModuleNodeKey>>& modules_of_programs,
-      bool with_source_locations);
+      const absl::flat_hash_set<std::string>& disputed_files, bool with_source_locations);
   // One program of RebuildFromIr in `session`; `loaded`: the modules
   // `session` holds from IR already.
   absl::StatusOr<std::string> RebuildOne(ReplaySession& session, const RecordedProgram& program,

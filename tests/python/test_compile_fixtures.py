@@ -62,12 +62,13 @@ def served_by(archive: Path) -> dict:
 def test_configurations_split_into_parts_serve_what_one_session_each_serves(archive: Path, tmp_path: Path) -> None:
     """One program a part: each configuration's parts are serialized in
     copies of one process that loaded the modules they share (slangpy's
-    library, loaded by the wrappers' import) once."""
+    library, loaded by the wrappers' import) once. There are as many such
+    processes as Slang workers at most: 4 jobs hold 4, if memory allows."""
     out = tmp_path / "parts.sprk"
     run_spreplay("compile", *map(str, TRACES), "-o", str(out), "--no-cache", "--programs-per-session", "1",
-                 "--report", str(out.with_suffix(".json")))
+                 "--jobs", "4", "--report", str(out.with_suffix(".json")))
     report = json.loads(out.with_suffix(".json").read_text())
-    assert report["moduleSessionsWarm"] == report["moduleSessions"] == 4, report
+    assert report["moduleSessions"] == 4 and report["moduleSessionsWarm"] >= 1, report
     assert served_by(out) == served_by(archive)
 
 
