@@ -54,7 +54,8 @@ std::optional<int> ReceiveDescriptor(int socket) {
   ssize_t received;
   while ((received = recvmsg(socket, &message, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR) {
   }
-  if (received != 1) return std::nullopt;
+  // A descriptor that could not be taken (no room for it) is a channel lost.
+  if (received != 1 || (message.msg_flags & MSG_CTRUNC)) return std::nullopt;
   for (cmsghdr* header = CMSG_FIRSTHDR(&message); header; header = CMSG_NXTHDR(&message, header)) {
     if (header->cmsg_level == SOL_SOCKET && header->cmsg_type == SCM_RIGHTS) {
       int fd;
@@ -132,7 +133,7 @@ std::unique_ptr<ForkServer> ForkServer::Start(Prepare prepare, Work work) {
 ForkServer::~ForkServer() {
   close(socket_);
   int status;
-  while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+  while (!reaped_ && waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
   }
 }
 
@@ -140,11 +141,11 @@ absl::Status ForkServer::Prepared() {
   if (!prepared_) {
     std::string why;
     int status = 0;
-    if (!ReceiveMessage(socket_, why))
+    if (!ReceiveMessage(socket_, why)) {
+      reaped_ = waitpid(pid_, &status, WNOHANG) == pid_;
       prepared_ = absl::UnavailableError(
-          fmt::format("its server process {}",
-                      waitpid(pid_, &status, WNOHANG) == pid_ ? HowItEnded(status) : "ended"));
-    else
+          fmt::format("its server process {}", reaped_ ? HowItEnded(status) : "ended"));
+    } else
       prepared_ = why.empty() ? absl::OkStatus() : absl::UnavailableError(why);
   }
   return *prepared_;

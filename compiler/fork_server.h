@@ -46,6 +46,7 @@ class ForkServer {
 
   std::mutex mutex_;
   const pid_t pid_;
+  bool reaped_ = false;  // Prepared() waited for it: its pid may be another process's now
   const int socket_;
   std::optional<absl::Status> prepared_;
 };

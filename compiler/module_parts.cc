@@ -258,7 +258,8 @@ PartEvidence EvidenceOf(const Trace& trace, const SessionGroup& group, const Par
     PartEvidence::Program& program = evidence.programs.emplace_back();
     program.kernel = record != nullptr;
     program.left_out = record && !verified.contains(record);
-    program.failure = FailureOf(trace, part.programs[p], record, part.codes[p]);
+    if (!program.left_out)
+      program.failure = FailureOf(trace, part.programs[p], record, part.codes[p]);
     program.modules = ModulesOf(part, p, by_node_key);
     if (!program.left_out && !part.codes[p].ok() && !IsVerdictOnTheTrace(part.codes[p].status()))
       evidence.refused_by_this_run = true;
