@@ -506,8 +506,10 @@ absl::StatusOr<CompileReport> CompileTrace(const Trace& trace, const std::string
     modules->WarmSlang();
     for (size_t s = 0; s < modules->serialize_count(); ++s)
       pool.serialization_parts.push_back(modules->PartOfSerialization(s));
-    for (size_t r = 0; r < modules->rebuild_count(); ++r)
+    for (size_t r = 0; r < modules->rebuild_count(); ++r) {
       pool.rebuild_parts.push_back(modules->PartOfRebuild(r));
+      pool.rebuild_seconds.push_back(modules->RecordedSecondsOfRebuild(r));
+    }
     pool.child = [&](size_t task, size_t worker, std::string_view payload) {
       return modules->InChild(task, worker, payload);
     };

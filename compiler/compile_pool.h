@@ -33,6 +33,13 @@ struct CompilePoolWork {
   // first, which its child holds.
   std::vector<size_t> serialization_parts;
   std::vector<size_t> rebuild_parts;
+  // What each rebuild is expected to take (the app's recorded compile of
+  // its program). A worker whose child holds no part with rebuilds left
+  // takes one of another part only where that part's holders have more
+  // work ahead of them than loading its IR and rebuilding the program
+  // costs it: else they finish sooner, and the load is CPU time spent for
+  // nothing. Absent: every rebuild is worth a move.
+  std::vector<double> rebuild_seconds;
   ChildWork child;
   std::function<void(size_t serialization, size_t worker, const RunInChild& in_child)> serialize;
   std::function<void(size_t rebuild, size_t worker, const RunInChild& in_child)> rebuild;

@@ -447,6 +447,12 @@ size_t ModuleStage::rebuild_count() const { return state_->rebuilds.size(); }
 
 size_t ModuleStage::PartOfRebuild(size_t item) const { return state_->rebuilds[item].first; }
 
+double ModuleStage::RecordedSecondsOfRebuild(size_t item) const {
+  auto [index, p] = state_->rebuilds[item];
+  const KernelRecord* record = state_->parts[index].records[p];
+  return record ? record->compile_seconds : 0;
+}
+
 void ModuleStage::Rebuild(size_t item, size_t worker, const RunInChild& in_child) {
   State& state = *state_;
   auto [index, p] = state.rebuilds[item];

@@ -103,6 +103,10 @@ class ModuleStage {
 
   size_t rebuild_count() const;
   size_t PartOfRebuild(size_t item) const;
+  // What the app's own compile of rebuild `item`'s program took, as
+  // recorded: what its rebuild is expected to take. 0 for a module's
+  // program, which no kernel recorded.
+  double RecordedSecondsOfRebuild(size_t item) const;
   // The parent's half of a rebuild: sends the part's IR to a child that asks
   // for it, and takes the program's code over it.
   void Rebuild(size_t item, size_t worker, const RunInChild& in_child);

@@ -1,7 +1,9 @@
 // RunCompilePool: every task runs once; a rebuild starts once its own part
 // is serialized, not once every part is; Slang tasks run in the children of
 // the Slang workers only, thread tasks anywhere; and a child that dies costs
-// its own task only. A worker keeps to the part its child holds.
+// its own task only. A worker keeps to the part its child holds, and moves
+// to another only where that part's holders have more left to do than the
+// move costs.
 
 #include "compiler/compile_pool.h"
 
@@ -146,6 +148,48 @@ TEST(CompilePoolTest, AWorkerRebuildsThePartItsChildHoldsFirst) {
   EXPECT_THAT(rebuilds,
               ::testing::ElementsAre("rebuild 1 of part 1 starts", "rebuild 3 of part 1 starts",
                                      "rebuild 0 of part 0 starts", "rebuild 2 of part 0 starts"));
+}
+
+// The pid that replied "... from PID ...".
+std::string PidOf(const absl::StatusOr<std::string>& reply) {
+  if (!reply.ok()) return "";
+  const size_t from = reply->find(" from ");
+  return reply->substr(from + 6, reply->find(' ', from + 6) - from - 6);
+}
+
+// Which processes rebuilt part 0's programs, among rebuilds 0..count-1.
+std::set<std::string> ChildrenThatRebuilt(Log& log, size_t count) {
+  std::set<std::string> pids;
+  for (size_t r = 0; r < count; ++r) pids.insert(PidOf(log.rebuilt[r]));
+  return pids;
+}
+
+// Three workers, two parts: part 0 is made at once, part 1 much later.
+// Worker 2 serializes nothing; whether it moves to part 0 depends on what
+// part 0's holder has left to do.
+CompilePoolWork IdleWorkerBesidePart0(Log& log, size_t rebuilds_of_part_0, double seconds_each) {
+  std::vector<size_t> rebuild_parts(rebuilds_of_part_0, 0);
+  rebuild_parts.push_back(1);
+  CompilePoolWork work = PoolOf(log, {5, 400}, rebuild_parts, 3, 3);
+  work.rebuild_seconds.assign(work.rebuild_parts.size(), seconds_each);
+  return work;
+}
+
+TEST(CompilePoolTest, AnIdleWorkerLeavesShortRebuildsToThePartsHolder) {
+  Log log;
+  RunCompilePool(IdleWorkerBesidePart0(log, 6, 0.01));
+  ASSERT_EQ(log.rebuilt.size(), 7u);
+  // Six rebuilds of at least 0.05 s each: less, all together, than the
+  // idle worker's move and one of them.
+  EXPECT_EQ(ChildrenThatRebuilt(log, 6), std::set<std::string>{PidOf(log.serialized[0])});
+}
+
+TEST(CompilePoolTest, AnIdleWorkerTakesLongRebuildsOfAPartItDoesNotHold) {
+  Log log;
+  RunCompilePool(IdleWorkerBesidePart0(log, 8, 2.0));
+  ASSERT_EQ(log.rebuilt.size(), 9u);
+  // Eight rebuilds of 2 s ahead of one holder: the idle worker shares them.
+  EXPECT_GT(ChildrenThatRebuilt(log, 8).size(), 1u);
 }
 
 TEST(CompilePoolTest, OnlySlangWorkersRunSlangTasksAndEveryWorkerRunsThreadTasks) {
