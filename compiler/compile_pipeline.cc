@@ -503,7 +503,7 @@ absl::StatusOr<CompileReport> CompileTrace(const Trace& trace, const std::string
   pool.workers = workers;
   pool.slang_workers = sessions;
   if (modules) {
-    modules->WarmSlang();
+    modules->WarmSlang(SessionsBeside(sessions, available));
     for (size_t s = 0; s < modules->serialize_count(); ++s)
       pool.serialization_parts.push_back(modules->PartOfSerialization(s));
     for (size_t r = 0; r < modules->rebuild_count(); ++r) {

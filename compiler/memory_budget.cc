@@ -79,4 +79,9 @@ size_t SlangSessionsAtOnce(size_t workers, std::optional<uint64_t> available) {
   return std::clamp<size_t>(*available / kBytesPerSlangSession, 1, workers);
 }
 
+size_t SessionsBeside(size_t sessions, std::optional<uint64_t> available) {
+  // Never negative: SlangSessionsAtOnce grows with the sessions asked for.
+  return SlangSessionsAtOnce(2 * sessions, available) - SlangSessionsAtOnce(sessions, available);
+}
+
 }  // namespace spreplay

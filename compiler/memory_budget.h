@@ -4,7 +4,9 @@
 // programs over their IR, holds a Slang session of its own: 0.7 GB for the
 // 704 programs of slangpy's suite's largest configuration. A machine with
 // many cores and little memory (a container's limit, say) runs fewer of them
-// at once than it has jobs, rather than running out of memory.
+// at once than it has jobs, rather than running out of memory, and loads a
+// configuration's shared modules once in a process of their own only where
+// memory holds that process's session too.
 
 #include <cstddef>
 #include <cstdint>
@@ -24,6 +26,12 @@ std::optional<uint64_t> AvailableMemoryBytes();
 // `workers`, or as many sessions of kBytesPerSlangSession as `available`
 // holds where that is fewer; 1 at least. Unknown memory limits nothing.
 size_t SlangSessionsAtOnce(size_t workers, std::optional<uint64_t> available);
+
+// How many more sessions `available` holds beside `sessions` (those of the
+// workers' children), as many as them at most: a configuration's process
+// of shared modules (module_stage.h) holds one. Unknown memory limits
+// nothing.
+size_t SessionsBeside(size_t sessions, std::optional<uint64_t> available);
 
 // Parsers of the files AvailableMemoryBytes reads, for its tests.
 std::optional<uint64_t> MemAvailableOf(std::string_view meminfo);

@@ -208,8 +208,8 @@ struct ModuleStage::State {
   // Starts a server for each group of several parts that loads the modules
   // their programs share once; before any thread starts. Each holds a Slang
   // session as a worker's child does, so there are no more of them than
-  // Slang workers, for the groups of the most parts.
-  void StartServers() {
+  // Slang workers, nor than `most`, for the groups of the most parts.
+  void StartServers(size_t most) {
     IrModuleBuilder* builder = BuilderFor(0);
     if (!builder) return;
     std::vector<size_t> split;
@@ -219,7 +219,7 @@ struct ModuleStage::State {
     std::stable_sort(split.begin(), split.end(), [&](size_t a, size_t b) {
       return works[a].parts.size() > works[b].parts.size();
     });
-    split.resize(std::min(split.size(), builders.size()));
+    split.resize(std::min({split.size(), builders.size(), most}));
     for (size_t group : split) {
       servers[group] = ForkServer::Start(
           [this, builder, group] {
@@ -411,8 +411,8 @@ ModuleStage::ModuleStage(const Trace& trace, const std::vector<const KernelRecor
 
 ModuleStage::~ModuleStage() = default;
 
-void ModuleStage::WarmSlang() {
-  if (!state_->parts.empty()) state_->StartServers();
+void ModuleStage::WarmSlang(size_t servers) {
+  if (!state_->parts.empty()) state_->StartServers(servers);
 }
 
 size_t ModuleStage::serialize_count() const { return state_->parts.size(); }

@@ -49,7 +49,7 @@ struct RebuiltKernel {
 // other work (compile_pool.h):
 //
 //   ModuleStage stage(trace, candidates, cache, workers, timeline);
-//   stage.WarmSlang(), before the pool forks its workers' children;
+//   stage.WarmSlang(servers), before the pool forks its workers' children;
 //   stage.Serialize(s, worker, in_child) for every s < serialize_count(),
 //   and stage.Rebuild(r, worker, in_child) for every r < rebuild_count(),
 //   each once serialization PartOfSerialization(s) == PartOfRebuild(r) is
@@ -92,8 +92,10 @@ class ModuleStage {
   ModuleStage& operator=(const ModuleStage&) = delete;
 
   // Makes the Slang every worker's child inherits warm, and starts each
-  // configuration's process of shared modules; before any thread starts.
-  void WarmSlang();
+  // configuration's process of shared modules, `servers` of them at most
+  // (each holds a Slang session besides the workers' children: what memory
+  // holds beyond theirs); before any thread starts.
+  void WarmSlang(size_t servers);
 
   size_t serialize_count() const;
   size_t PartOfSerialization(size_t item) const;

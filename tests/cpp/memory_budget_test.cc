@@ -1,5 +1,5 @@
-// How many Slang sessions a compile holds at once, from the memory the
-// machine, or the process's cgroup, leaves it.
+// How many Slang sessions a compile holds at once, its workers' and beside
+// them, from the memory the machine, or the process's cgroup, leaves it.
 
 #include "compiler/memory_budget.h"
 
@@ -20,6 +20,18 @@ TEST(SlangSessionsAtOnceTest, LittleMemoryHoldsFewerSessionsThanJobs) {
   EXPECT_EQ(SlangSessionsAtOnce(64, 8 * kGiB + kGiB / 2), 8u);
   EXPECT_EQ(SlangSessionsAtOnce(16, kGiB / 4), 1u);  // one at least
   EXPECT_EQ(SlangSessionsAtOnce(0, 8 * kGiB), 1u);
+}
+
+TEST(SessionsBesideTest, WhatMemoryHoldsBeyondTheWorkersSessions) {
+  EXPECT_EQ(SessionsBeside(2, 24 * kGiB), 2u);  // the 2-core CI machine
+  EXPECT_EQ(SessionsBeside(16, 20 * kGiB), 4u);
+  EXPECT_EQ(SessionsBeside(16, std::nullopt), 16u);
+}
+
+TEST(SessionsBesideTest, NoneWhereMemoryBoundsTheWorkers) {
+  // 64 jobs, 8.5 GiB: 8 sessions, and no room for another.
+  EXPECT_EQ(SessionsBeside(SlangSessionsAtOnce(64, 8 * kGiB + kGiB / 2), 8 * kGiB + kGiB / 2), 0u);
+  EXPECT_EQ(SessionsBeside(1, kGiB / 4), 0u);
 }
 
 TEST(MemAvailableOfTest, ReadsTheKernelsEstimateInBytes) {
