@@ -240,6 +240,16 @@ bool ProvenOverIr(const ModuleStage& modules, const CompileCache& cache, KernelJ
   return true;
 }
 
+// A kernel the cache proved, whose configuration's modules were verified all
+// the same: its program's rebuild over IR was a job of this compile, and its
+// chain (the part's serialization, then that rebuild) is the kernel's.
+void TakeRebuildSeconds(const ModuleStage& modules, KernelJob& job) {
+  const std::optional<RebuiltKernel> rebuilt = modules.RebuiltKernelOf(*job.record);
+  if (!rebuilt) return;
+  job.outcome.front_end_seconds = rebuilt->serialize_seconds;
+  job.outcome.codegen_seconds = rebuilt->rebuild_seconds;
+}
+
 // A kernel's fatbin is a function of its PTX, the arches and the tools that
 // build and pack its SASS (each SASS build is cached by the same rule); an
 // unchanged kernel takes it from the cache without building, reading or
@@ -535,7 +545,11 @@ absl::StatusOr<CompileReport> CompileTrace(const Trace& trace, const std::string
   std::vector<size_t> replays;
   for (size_t i : longest_first) {
     KernelJob& job = jobs[i];
-    if (job.failed() || !needs_replay[i]) continue;
+    if (job.failed()) continue;
+    if (!needs_replay[i]) {
+      if (modules) TakeRebuildSeconds(*modules, job);
+      continue;
+    }
     if (modules && ProvenOverIr(*modules, cache, job)) continue;
     replays.push_back(i);
   }

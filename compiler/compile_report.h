@@ -26,7 +26,9 @@ struct KernelOutcome {
   size_t ptx_renamed_registers = 0;
   bool optix = false;  // a ray-tracing program, archived as its PTX
   // Slang session, modules, composition, link; for a kernel replayed over
-  // IR, what serializing its configuration's modules from source took.
+  // IR, or proven by the cache while its configuration's modules were
+  // verified, what serializing its part's modules from source took (and
+  // codegen_seconds its rebuild over them).
   double front_end_seconds = 0;
   double codegen_seconds = 0;               // Slang codegen + NVRTC
   std::map<uint32_t, double> sass_seconds;  // per arch; 0 for a cache hit

@@ -121,3 +121,21 @@ def test_the_report_weighs_the_compile_against_the_apps_own(compiles: dict[str, 
     assert report["cpuSeconds"] >= sum(max(k["sassSeconds"].values(), default=0) for k in kernels)
     # Slang alone maps more than this; far less than this machine's memory.
     assert 100e6 < report["peakRssBytes"] < 16e9
+
+
+def test_kernels_the_cache_proved_keep_the_chain_of_the_modules_they_were_rebuilt_for(tmp_path: Path) -> None:
+    """Every kernel's PTX proven from source into the cache, then compiled with
+    its modules: no kernel is replayed, but its configuration's modules are
+    serialized and its program rebuilt over them, and that chain is the
+    compile's critical path."""
+    cache = tmp_path / "cache"
+    for name, flags in (("from-source", ["--no-modules"]), ("modules", [])):
+        run_spreplay("compile", str(TRACE), "-o", str(tmp_path / f"{name}.sprk"), "--arch", "90", "--jobs", "2",
+                     "--cache", str(cache), "--report", str(tmp_path / f"{name}.json"), *flags)
+    report = json.loads((tmp_path / "modules.json").read_text())
+    assert all(kernel["replayCached"] for kernel in report["kernels"]), report["kernels"]
+    serialization = spans(report, "serialize")
+    assert len(serialization) == 1 and len(spans(report, "rebuild")) == len(report["kernels"])
+    serialize_seconds = serialization[0]["end"] - serialization[0]["start"]
+    assert all(kernel["frontEndSeconds"] > 0 and kernel["codegenSeconds"] > 0 for kernel in report["kernels"])
+    assert report["criticalPathSeconds"] >= serialize_seconds * 0.9
