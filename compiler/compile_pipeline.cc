@@ -222,6 +222,13 @@ void TakeReplay(const CompileCache& cache, CodeFromChild replayed, KernelJob& jo
   RememberProof(cache, comparison, job);
 }
 
+// A kernel's chain in the modules stage: its part's serialization, then its
+// program's rebuild over that IR.
+void TakeRebuildSeconds(const RebuiltKernel& rebuilt, KernelOutcome& outcome) {
+  outcome.front_end_seconds = rebuilt.serialize_seconds;
+  outcome.codegen_seconds = rebuilt.rebuild_seconds;
+}
+
 // Whether the kernel's program, rebuilt over its session configuration's
 // modules serialized by the modules stage, gave the recorded program: the
 // same proof as a replay from source, and the kernel's only codegen. Where it
@@ -233,21 +240,10 @@ bool ProvenOverIr(const ModuleStage& modules, const CompileCache& cache, KernelJ
   const PtxComparison comparison =
       ComparePtx(WithoutNul(job.record->code), WithoutNul(**rebuilt->code));
   if (!comparison.same_program()) return false;
-  job.outcome.front_end_seconds = rebuilt->serialize_seconds;
-  job.outcome.codegen_seconds = rebuilt->rebuild_seconds;
+  TakeRebuildSeconds(*rebuilt, job.outcome);
   job.outcome.replayed_over_ir = true;
   RememberProof(cache, comparison, job);
   return true;
-}
-
-// A kernel the cache proved, whose configuration's modules were verified all
-// the same: its program's rebuild over IR was a job of this compile, and its
-// chain (the part's serialization, then that rebuild) is the kernel's.
-void TakeRebuildSeconds(const ModuleStage& modules, KernelJob& job) {
-  const std::optional<RebuiltKernel> rebuilt = modules.RebuiltKernelOf(*job.record);
-  if (!rebuilt) return;
-  job.outcome.front_end_seconds = rebuilt->serialize_seconds;
-  job.outcome.codegen_seconds = rebuilt->rebuild_seconds;
 }
 
 // A kernel's fatbin is a function of its PTX, the arches and the tools that
@@ -547,7 +543,12 @@ absl::StatusOr<CompileReport> CompileTrace(const Trace& trace, const std::string
     KernelJob& job = jobs[i];
     if (job.failed()) continue;
     if (!needs_replay[i]) {
-      if (modules) TakeRebuildSeconds(*modules, job);
+      // The cache proved it, but its configuration's modules were verified
+      // all the same: that rebuild was this compile's work on the kernel.
+      if (modules) {
+        if (std::optional<RebuiltKernel> rebuilt = modules->RebuiltKernelOf(*job.record))
+          TakeRebuildSeconds(*rebuilt, job.outcome);
+      }
       continue;
     }
     if (modules && ProvenOverIr(*modules, cache, job)) continue;

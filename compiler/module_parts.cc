@@ -370,11 +370,11 @@ GroupWork GatherGroup(const Trace& trace, const SessionGroup& group) {
   return work;
 }
 
-namespace {
-
-double RecordedSeconds(const GroupWork& work, size_t program) {
-  return work.records[program] ? work.records[program]->compile_seconds : 0;
+double RecordedSeconds(const std::vector<const KernelRecord*>& records, size_t program) {
+  return records[program] ? records[program]->compile_seconds : 0;
 }
+
+namespace {
 
 void AddPart(GroupWork& work, std::span<const size_t> programs, size_t group_index,
              std::vector<PartWork>& parts) {
@@ -384,7 +384,7 @@ void AddPart(GroupWork& work, std::span<const size_t> programs, size_t group_ind
     part.programs.push_back(work.programs[p]);
     part.records.push_back(work.records[p]);
     part.indices.push_back(p);
-    part.recorded_seconds += RecordedSeconds(work, p);
+    part.recorded_seconds += RecordedSeconds(work.records, p);
   }
   work.parts.push_back(parts.size());
   parts.push_back(std::move(part));
@@ -397,9 +397,9 @@ void SplitIntoParts(GroupWork& work, std::span<const size_t> programs, size_t gr
   for (std::vector<size_t> indices : ConsistentParts(work.programs, programs)) {
     if (size.programs_per_session == 0 && size.own_session_seconds > 0 && indices.size() > 1) {
       auto heaviest = std::max_element(indices.begin(), indices.end(), [&](size_t a, size_t b) {
-        return RecordedSeconds(work, a) < RecordedSeconds(work, b);
+        return RecordedSeconds(work.records, a) < RecordedSeconds(work.records, b);
       });
-      if (RecordedSeconds(work, *heaviest) > size.own_session_seconds) {
+      if (RecordedSeconds(work.records, *heaviest) > size.own_session_seconds) {
         AddPart(work, std::span(&*heaviest, 1), group_index, parts);
         indices.erase(heaviest);
       }

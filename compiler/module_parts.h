@@ -52,6 +52,10 @@ struct PartWork {
   std::string builder_error;
 };
 
+// What the app's compile of `records[program]` took, as recorded; 0 for a
+// module no kernel used.
+double RecordedSeconds(const std::vector<const KernelRecord*>& records, size_t program);
+
 // One group's programs, and what its parts share.
 struct GroupWork {
   std::deque<Snapshot> snapshots;  // stable addresses for RecordedProgram

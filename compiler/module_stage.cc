@@ -391,9 +391,7 @@ ModuleStage::ModuleStage(const Trace& trace, const std::vector<const KernelRecor
     std::vector<size_t> programs(part.programs.size());
     for (size_t p = 0; p < programs.size(); ++p) programs[p] = p;
     std::stable_sort(programs.begin(), programs.end(), [&](size_t a, size_t b) {
-      const double seconds_a = part.records[a] ? part.records[a]->compile_seconds : 0;
-      const double seconds_b = part.records[b] ? part.records[b]->compile_seconds : 0;
-      return seconds_a > seconds_b;
+      return RecordedSeconds(part.records, a) > RecordedSeconds(part.records, b);
     });
     for (size_t p : programs) {
       state.rebuilds.emplace_back(index, p);
@@ -449,8 +447,7 @@ size_t ModuleStage::PartOfRebuild(size_t item) const { return state_->rebuilds[i
 
 double ModuleStage::RecordedSecondsOfRebuild(size_t item) const {
   auto [index, p] = state_->rebuilds[item];
-  const KernelRecord* record = state_->parts[index].records[p];
-  return record ? record->compile_seconds : 0;
+  return RecordedSeconds(state_->parts[index].records, p);
 }
 
 void ModuleStage::Rebuild(size_t item, size_t worker, const RunInChild& in_child) {
