@@ -27,7 +27,8 @@ def summarize(report: dict[str, Any]) -> str:
     workers = max(workers_of(spans), 1)
     lines = [
         f"wall {wall:.1f} s, CPU {report['cpuSeconds']:.1f} s, {workers} worker(s); "
-        f"the app's own compile {report['appCompileSeconds']:.1f} s; "
+        f"the app's own code generation {report['appCompileSeconds']:.1f} s, "
+        f"module loads {report.get('appModuleLoadSeconds', 0.0):.1f} s; "
         f"critical path {report['criticalPathSeconds']:.1f} s ({report['criticalPathKernel']})",
         "",
         "| stage | from (s) | to (s) | jobs | job-seconds | workers busy while it ran | longest job |",

@@ -47,6 +47,13 @@ std::string DescribeTrace(const Trace& trace) {
   for (auto device : trace.devices()) {
     out += fmt::format("  device: {} {}\n", device.getType().cStr(), device.getName().cStr());
   }
+  if (!trace.module_loads().empty()) {
+    double seconds = 0;
+    for (const ModuleLoadRecord& load : trace.module_loads()) seconds += load.load_seconds;
+    out += fmt::format("  module loads: {}, {}\n", trace.module_loads().size(),
+                       seconds > 0 ? fmt::format("{:.2f} s of Slang's front end", seconds)
+                                   : std::string("not timed (recorded before load times were)"));
+  }
   if (!trace.damage().empty()) {
     out += fmt::format("  damage: {} region(s); first at offset {}: {}\n", trace.damage().size(),
                        trace.damage()[0].offset, trace.damage()[0].reason);
@@ -149,6 +156,16 @@ std::string DescribeTraceJson(const Trace& trace) {
   json.EndArray();
   json.Key("callSites").BeginArray();
   for (auto call_site : trace.call_sites()) json.Raw(encode(call_site));
+  json.EndArray();
+  json.Key("moduleLoads").BeginArray();
+  for (const ModuleLoadRecord& load : trace.module_loads()) {
+    json.BeginObject();
+    json.Key("name").String(load.name);
+    json.Key("session").String(load.session.ToHex());
+    json.Key("module").String(load.module.ToHex());
+    json.Key("loadSeconds").Double(load.load_seconds);
+    json.EndObject();
+  }
   json.EndArray();
   json.Key("kernels").BeginArray();
   for (const KernelRecord& kernel : trace.kernels()) {

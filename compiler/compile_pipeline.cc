@@ -369,6 +369,19 @@ std::vector<std::byte> Bytes(std::string_view text) {
   return std::vector<std::byte>(begin, begin + text.size());
 }
 
+// What the app's module loads took in the sessions that built `kernels`:
+// Slang's front end, which a kernel's recorded getEntryPointCode time leaves
+// out and a replay runs again.
+double RecordedModuleLoadSeconds(const Trace& trace,
+                                 const std::vector<const KernelRecord*>& kernels) {
+  absl::flat_hash_set<Digest> sessions;
+  for (const KernelRecord* kernel : kernels) sessions.insert(kernel->session_location);
+  double seconds = 0;
+  for (const ModuleLoadRecord& load : trace.module_loads())
+    if (sessions.contains(load.session_location)) seconds += load.load_seconds;
+  return seconds;
+}
+
 }  // namespace
 
 double KernelOutcome::critical_seconds() const {
@@ -638,6 +651,7 @@ absl::StatusOr<CompileReport> CompileTrace(const Trace& trace, const std::string
   const ResourceUse used = ProcessResourceUse();
   report.cpu_seconds = used.cpu_seconds - cpu_at_start;
   report.peak_rss_bytes = used.peak_rss_bytes;
+  report.app_module_load_seconds = RecordedModuleLoadSeconds(trace, records);
   for (const KernelOutcome& kernel : report.kernels) {
     report.app_compile_seconds += kernel.recorded_compile_seconds;
     if (kernel.critical_seconds() > report.critical_path_seconds) {

@@ -116,9 +116,10 @@ class HookListener {
   virtual void OnModuleLoaded(const ComponentPtr& module, const std::vector<FileContent>& files) {}
   // The app asked `session` for `module` (ISession::loadModule or a load from
   // a string), which Slang loaded from source (after OnModuleLoaded) or the
-  // hooks served. Modules Slang loaded for an import were not asked for.
+  // hooks served, in `load_seconds` (the imports it loaded included).
+  // Modules Slang loaded for an import were not asked for.
   virtual void OnModuleRequested(const SessionInfo& session, const std::string& toolchain,
-                                 const ComponentPtr& module) {}
+                                 const ComponentPtr& module, double load_seconds) {}
   virtual KernelDecision DecideKernel(const KernelRequest& request, ServedKernel* served,
                                       std::string* refusal) {
     return KernelDecision::kPass;

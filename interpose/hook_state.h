@@ -129,9 +129,9 @@ void Log(fmt::format_string<Args...> format, Args&&... args) {
 
 void Count(uint64_t HookCounts::*counter);
 
-// Tells the listeners the app asked `session` for `module`, if the hooks
-// hold that session.
-void NotifyModuleRequested(const void* session, const ComponentPtr& module);
+// Tells the listeners the app asked `session` for `module`, which took
+// `load_seconds`, if the hooks hold that session.
+void NotifyModuleRequested(const void* session, const ComponentPtr& module, double load_seconds);
 
 // Keeps `object` alive and remembers what it contains.
 void Track(slang::IComponentType* object, ComponentPtr component);
@@ -155,9 +155,10 @@ std::optional<std::string> SerializeForModuleCache(
 
 // Describes a module Slang just loaded by reading every file it depends on.
 // A file that cannot be read makes the module opaque: we never serve code
-// for content we could not see. False if the hooks knew it already.
+// for content we could not see. False if the hooks knew it already. A module
+// the app asked for (`requested_name` or `source`) took `load_seconds`.
 bool DescribeModule(slang::IModule* module, const char* requested_name, const char* path,
-                    std::optional<std::string> source);
+                    std::optional<std::string> source, double load_seconds);
 
 // A file as `session` first read it (Slang keeps what a session loaded).
 absl::StatusOr<FileContent> SessionFile(const void* session, const std::string& path);

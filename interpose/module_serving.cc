@@ -1,11 +1,13 @@
 #include "interpose/module_serving.h"
 
+#include <chrono>
 #include <fstream>
 #include <functional>
 #include <iterator>
 
 #include "common/contained_call.h"
 #include "common/fmt_absl.h"
+#include "common/seconds_since.h"
 #include "interpose/blobs.h"
 #include "interpose/hook_state.h"
 #include "interpose/module_cache.h"
@@ -53,7 +55,7 @@ std::optional<Digest> LoadedModuleDigest(IModule* module) {
       return it->second.description->keyable ? std::optional<Digest>(it->second.description->digest)
                                              : std::nullopt;
   }
-  DescribeModule(module, nullptr, nullptr, std::nullopt);
+  DescribeModule(module, nullptr, nullptr, std::nullopt, /*load_seconds=*/0);
   const ComponentPtr described = Lookup(module);
   return described->keyable ? std::optional<Digest>(described->digest) : std::nullopt;
 }
@@ -286,9 +288,11 @@ ModuleServing ServeModule(ISession* session, ModuleLoadRequest& request, ISlangB
         if (diagnostics) *diagnostics = NewOwnedBlob(why + "\n");
         return {ModuleServing::kRefused, nullptr, listener, why};
       case ModuleDecision::kServe: {
+        const auto start = std::chrono::steady_clock::now();
         absl::StatusOr<IModule*> loaded = LoadPlan(session, *request.session, plan);
         if (loaded.ok() && *loaded) {
-          NotifyModuleRequested(session, plan.back().description);  // the plan's last
+          // The plan's last is the module asked for.
+          NotifyModuleRequested(session, plan.back().description, SecondsSince(start));
           return {ModuleServing::kServed, *loaded, listener, ""};
         }
         const std::string failure =

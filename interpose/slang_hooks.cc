@@ -85,7 +85,7 @@ void Count(uint64_t HookCounts::*counter) {
   ++(State().counts.*counter);
 }
 
-void NotifyModuleRequested(const void* session, const ComponentPtr& module) {
+void NotifyModuleRequested(const void* session, const ComponentPtr& module, double load_seconds) {
   std::shared_ptr<const SessionInfo> info;
   std::string toolchain;
   {
@@ -96,7 +96,8 @@ void NotifyModuleRequested(const void* session, const ComponentPtr& module) {
     toolchain = State().toolchain;
   }
   for (HookListener* listener : *Listeners())
-    Notify(listener, [&](HookListener& it) { it.OnModuleRequested(*info, toolchain, module); });
+    Notify(listener,
+           [&](HookListener& it) { it.OnModuleRequested(*info, toolchain, module, load_seconds); });
 }
 
 template <typename Fn>
@@ -211,11 +212,8 @@ absl::StatusOr<std::vector<SourceFile>> FilesDeclaring(ISession* session,
   return DeclaringFiles(*known);
 }
 
-// Describes a module Slang just loaded by reading every file it depends on.
-// A file that cannot be read makes the module opaque: we never serve code
-// for content we could not see. False if the hooks knew it already.
 bool DescribeModule(IModule* module, const char* requested_name, const char* path,
-                    std::optional<std::string> source) {
+                    std::optional<std::string> source, double load_seconds) {
   if (!module) return false;
   {
     std::lock_guard lock(State().mutex);
@@ -249,7 +247,7 @@ bool DescribeModule(IModule* module, const char* requested_name, const char* pat
   }
   for (HookListener* listener : *Listeners())
     Notify(listener, [&](HookListener& it) { it.OnModuleLoaded(component, contents); });
-  if (requested_name || request.source) NotifyModuleRequested(session, component);
+  if (requested_name || request.source) NotifyModuleRequested(session, component, load_seconds);
   return true;
 }
 
@@ -514,8 +512,10 @@ IModule* SLANG_MCALL HookLoadModule(ISession* self, const char* name, ISlangBlob
   const ModuleServing serving = ServeModule(self, request, diagnostics);
   if (serving.outcome == ModuleServing::kServed) return serving.module;
   if (serving.outcome == ModuleServing::kRefused) return nullptr;
+  const auto start = std::chrono::steady_clock::now();
   IModule* module = original(self, name, diagnostics);
-  ReportNotServed(serving, request, DescribeModule(module, name, nullptr, std::nullopt));
+  const double seconds = SecondsSince(start);
+  ReportNotServed(serving, request, DescribeModule(module, name, nullptr, std::nullopt, seconds));
   return module;
 }
 
@@ -523,8 +523,10 @@ IModule* SLANG_MCALL HookLoadModuleFromSource(ISession* self, const char* name, 
                                               ISlangBlob* source, ISlangBlob** diagnostics) {
   auto original = Original<IModule*(SLANG_MCALL*)(ISession*, const char*, const char*, ISlangBlob*,
                                                   ISlangBlob**)>(self, kLoadModuleFromSource);
+  const auto start = std::chrono::steady_clock::now();
   IModule* module = original(self, name, path, source, diagnostics);
-  if (module && source && DescribeModule(module, name, path, BlobToString(source)))
+  const double seconds = SecondsSince(start);
+  if (module && source && DescribeModule(module, name, path, BlobToString(source), seconds))
     Count(&HookCounts::modules_compiled);  // not served: sgl loads modules by name or text
   return module;
 }
@@ -541,9 +543,11 @@ IModule* SLANG_MCALL HookLoadModuleFromSourceString(ISession* self, const char* 
   const ModuleServing serving = ServeModule(self, request, diagnostics);
   if (serving.outcome == ModuleServing::kServed) return serving.module;
   if (serving.outcome == ModuleServing::kRefused) return nullptr;
+  const auto start = std::chrono::steady_clock::now();
   IModule* module = original(self, name, path, text, diagnostics);
+  const double seconds = SecondsSince(start);
   ReportNotServed(serving, request,
-                  module && text && DescribeModule(module, name, path, std::string(text)));
+                  module && text && DescribeModule(module, name, path, std::string(text), seconds));
   return module;
 }
 

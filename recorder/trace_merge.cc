@@ -8,6 +8,7 @@
 #include <random>
 
 #include "absl/container/flat_hash_set.h"
+#include "absl/strings/escaping.h"
 #include "common/fmt_absl.h"
 #include "common/sha256.h"
 #include "fmt/format.h"
@@ -17,8 +18,14 @@
 namespace spreplay {
 namespace {
 
+std::string Hex(capnp::Data::Reader bytes) {
+  return absl::BytesToHexString(
+      absl::string_view(reinterpret_cast<const char*>(bytes.begin()), bytes.size()));
+}
+
 // What makes two records the same: content-addressed records by their bytes,
-// kernels by key (their compile times differ), call sites by identity.
+// kernels by key and module loads by what was loaded where (their times
+// differ), call sites by identity.
 std::string IdentityOf(std::span<const std::byte> frame) {
   try {
     auto words = kj::arrayPtr(reinterpret_cast<const capnp::word*>(frame.data()),
@@ -28,6 +35,11 @@ std::string IdentityOf(std::span<const std::byte> frame) {
     if (record.isKernel()) {
       auto key = record.getKernel().getKey();
       return "kernel:" + std::string(reinterpret_cast<const char*>(key.begin()), key.size());
+    }
+    if (record.isModuleLoad()) {
+      auto load = record.getModuleLoad();
+      return fmt::format("module-load:{}:{}:{}", Hex(load.getSessionLocationDigest()),
+                         Hex(load.getModuleDigest()), load.getName().cStr());
     }
     if (record.isCallSite()) {
       auto call_site = record.getCallSite();

@@ -141,8 +141,8 @@ void Trace::Contents::Index(trace_schema::TraceRecord::Reader record) {
       if (!session.ok() || !session_location.ok() || !module.ok()) break;
       if (!module_load_ids.emplace(*session_location, *module, load.getName().cStr()).second)
         return;
-      module_loads.push_back(
-          {*session, *session_location, *module, load.getName(), load.getToolchain()});
+      module_loads.push_back({*session, *session_location, *module, load.getName(),
+                              load.getToolchain(), load.getLoadSeconds()});
       return;
     }
     case trace_schema::TraceRecord::CALL_SITE: {

@@ -36,6 +36,7 @@ struct ModuleLoadRecord {
   Digest module;            // FindComponent(module), or FindStringModule(module, name)
   std::string name;
   std::string toolchain;
+  double load_seconds = 0;  // the app's load call, imports included
 };
 
 // "call", "bwds", "dispatch" or "raytracing": how tools name a call site's kind.

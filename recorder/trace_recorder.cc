@@ -106,7 +106,7 @@ void TraceRecorder::OnModuleLoaded(const ComponentPtr& module,
 }
 
 void TraceRecorder::OnModuleRequested(const SessionInfo& session, const std::string& toolchain,
-                                      const ComponentPtr& module) {
+                                      const ComponentPtr& module, double load_seconds) {
   if (!module->keyable) return;
   std::lock_guard lock(mutex_);
   if (!written_loads_.emplace(session.location_digest, module->digest, module->name).second) return;
@@ -119,6 +119,7 @@ void TraceRecorder::OnModuleRequested(const SessionInfo& session, const std::str
   load.setModuleDigest(DataOf(module->digest));
   load.setName(module->name);
   load.setToolchain(toolchain);
+  load.setLoadSeconds(load_seconds);
   Append(message);
 }
 

@@ -38,7 +38,7 @@ class TraceRecorder final : public HookListener {
   void OnSessionCreated(const SessionInfo& session) override;
   void OnModuleLoaded(const ComponentPtr& module, const std::vector<FileContent>& files) override;
   void OnModuleRequested(const SessionInfo& session, const std::string& toolchain,
-                         const ComponentPtr& module) override;
+                         const ComponentPtr& module, double load_seconds) override;
   void OnKernelCompiled(const KernelRequest& request, const void* code, size_t size,
                         double seconds) override;
 

@@ -46,6 +46,10 @@ struct ModuleLoad {
   moduleDigest @2 :Data;           # the module's Component digest
   name @3 :Text;                   # its name in Slang (a string module's digest covers no name)
   toolchain @4 :Text;              # as in Kernel.toolchain
+  loadSeconds @5 :Float64;
+  # What the app's load call took: Slang's front end for the module and every module it
+  # imported that the session did not hold yet (slangpy's library, on a session's first load).
+  # With `Kernel.compileSeconds`, the JIT the app spent; 0 in traces older than this field.
 }
 
 # Written first by every recording process.

@@ -35,8 +35,8 @@ class RewritingRecorder final : public HookListener {
     target_->OnModuleLoaded(module, files);
   }
   void OnModuleRequested(const SessionInfo& session, const std::string& toolchain,
-                         const ComponentPtr& module) override {
-    target_->OnModuleRequested(session, toolchain, module);
+                         const ComponentPtr& module, double load_seconds) override {
+    target_->OnModuleRequested(session, toolchain, module, load_seconds);
   }
   void OnKernelCompiled(const KernelRequest& request, const void* code, size_t size,
                         double seconds) override {

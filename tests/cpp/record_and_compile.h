@@ -34,8 +34,8 @@ class SwitchableListener final : public HookListener {
     if (target_) target_->OnModuleLoaded(module, files);
   }
   void OnModuleRequested(const SessionInfo& session, const std::string& toolchain,
-                         const ComponentPtr& module) override {
-    if (target_) target_->OnModuleRequested(session, toolchain, module);
+                         const ComponentPtr& module, double load_seconds) override {
+    if (target_) target_->OnModuleRequested(session, toolchain, module, load_seconds);
   }
   void OnKernelCompiled(const KernelRequest& request, const void* code, size_t size,
                         double seconds) override {

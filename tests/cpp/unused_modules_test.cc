@@ -175,6 +175,27 @@ TEST_F(UnusedModulesTest, AreArchivedVerifiedByTheirLayout) {
                                        fmt::format("{} by layout", kStringModuleName))));
 }
 
+// Every load the app asked for carries what it took; the report weighs the
+// compile against the loads of the configuration that built its kernel, not
+// those of the configuration that built none.
+TEST_F(UnusedModulesTest, TheReportCountsTheAppsModuleLoadsOfTheSessionsOfItsKernels) {
+  absl::StatusOr<Trace> trace = Trace::Read((work_.path() / "trace.capnp").string());
+  ASSERT_TRUE(trace.ok()) << trace.status();
+  absl::flat_hash_set<Digest> sessions_of_kernels;
+  for (const KernelRecord& kernel : trace->kernels())
+    sessions_of_kernels.insert(kernel.session_location);
+  double of_kernels = 0;
+  double of_no_kernel = 0;
+  for (const ModuleLoadRecord& load : trace->module_loads()) {
+    EXPECT_GT(load.load_seconds, 0) << load.name;
+    (sessions_of_kernels.contains(load.session_location) ? of_kernels : of_no_kernel) +=
+        load.load_seconds;
+  }
+  EXPECT_GT(of_no_kernel, 0);
+  EXPECT_GT(of_kernels, 0);
+  EXPECT_DOUBLE_EQ(compiled_.report.app_module_load_seconds, of_kernels);
+}
+
 // What compile proves of program.slang in the session that built a kernel:
 // its entry point's code from IR is its code from source.
 TEST_F(UnusedModulesTest, AModuleIsProvenByTheCodeOfItsEntryPoints) {

@@ -116,6 +116,20 @@ def test_merge_keeps_one_copy_of_every_record(tmp_path: Path) -> None:
     contents = inspect_json(merged)
     assert len(contents["processes"]) == 2 and len(contents["callSites"]) == 6
     assert merged.stat().st_size < first.stat().st_size + second.stat().st_size * 0.5
+    # The same module loaded in the same configuration is one load, though the two took different times.
+    assert sorted(load["name"] for load in contents["moduleLoads"]) == \
+        sorted(load["name"] for load in inspect_json(first)["moduleLoads"])
+
+
+def test_every_module_load_the_app_asked_for_carries_its_time(tmp_path: Path) -> None:
+    trace = tmp_path / "trace.capnp"
+    assert record(trace).returncode == 0
+    loads = inspect_json(trace)["moduleLoads"]
+    names = {load["name"] for load in loads}
+    assert {"slangpy.slang", "mlp.slang", "train.slang"} <= names, names
+    assert all(load["loadSeconds"] > 0 for load in loads), loads
+    proc = run_spreplay("inspect", str(trace))
+    assert f"module loads: {len(loads)}, " in proc.stdout and " s of Slang's front end" in proc.stdout
 
 
 def test_a_merge_that_fails_leaves_the_output_as_it_was(tmp_path: Path) -> None:
