@@ -31,13 +31,17 @@ def test_one_version_everywhere(compiled: spreplay.CompileResult) -> None:
 
 
 def test_compile_returns_what_the_tool_reports(compiled: spreplay.CompileResult) -> None:
-    recorded = {k["key"] for k in inspect_json(TRACE)["kernels"]}
+    trace = inspect_json(TRACE)
+    recorded = {k["key"] for k in trace["kernels"]}
     assert compiled.archive.is_file() and compiled.archive_bytes == compiled.archive.stat().st_size
     assert {k.key for k in compiled.kernels} == recorded
     assert compiled.failed == () and all(k.compiled and k.fatbin_bytes > 0 for k in compiled.kernels)
     assert all(set(k.sass_seconds) == {"sm_90"} for k in compiled.kernels)
     assert compiled.modules_archived > len(recorded) and compiled.modules_refused == 0
     assert "PTX identical" in compiled.log
+    # The trace's one session built every kernel: the app's whole JIT counts.
+    assert compiled.app_compile_seconds == pytest.approx(sum(k["compileSeconds"] for k in trace["kernels"]))
+    assert compiled.app_module_load_seconds == pytest.approx(sum(m["loadSeconds"] for m in trace["moduleLoads"]))
 
 
 def test_inspect_types_an_archive(compiled: spreplay.CompileResult) -> None:
