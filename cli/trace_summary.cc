@@ -51,7 +51,7 @@ std::string DescribeTrace(const Trace& trace) {
     double seconds = 0;
     for (const ModuleLoadRecord& load : trace.module_loads()) seconds += load.load_seconds;
     out += fmt::format("  module loads: {}, {}\n", trace.module_loads().size(),
-                       seconds > 0 ? fmt::format("{:.2f} s of Slang's front end", seconds)
+                       seconds > 0 ? fmt::format("{:.2f} s in the app", seconds)
                                    : std::string("not timed (recorded before load times were)"));
   }
   if (!trace.damage().empty()) {
