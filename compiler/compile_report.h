@@ -66,10 +66,11 @@ struct CompileReport {
   // The slowest kernel's critical_seconds, and its label.
   double critical_path_seconds = 0;
   std::string critical_path_label;
-  // The app's own compile time for the same kernels, as recorded: its
-  // getEntryPointCode calls, and its module loads in their sessions (Slang's
-  // front end; 0 for traces recorded before load times were).
+  // The app's own JIT of the same kernels, as recorded. Its getEntryPointCode
+  // calls (Slang's codegen and NVRTC):
   double app_compile_seconds = 0;
+  // Its module loads in the sessions that built them (Slang's front end); 0
+  // for traces recorded before load times were.
   double app_module_load_seconds = 0;
   // Every job of the compile: which ran when, on which worker.
   std::vector<TimelineSpan> timeline;

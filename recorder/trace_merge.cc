@@ -8,7 +8,7 @@
 #include <random>
 
 #include "absl/container/flat_hash_set.h"
-#include "absl/strings/escaping.h"
+#include "common/capnp_digest.h"
 #include "common/fmt_absl.h"
 #include "common/sha256.h"
 #include "fmt/format.h"
@@ -17,11 +17,6 @@
 
 namespace spreplay {
 namespace {
-
-std::string Hex(capnp::Data::Reader bytes) {
-  return absl::BytesToHexString(
-      absl::string_view(reinterpret_cast<const char*>(bytes.begin()), bytes.size()));
-}
 
 // What makes two records the same: content-addressed records by their bytes,
 // kernels by key and module loads by what was loaded where (their times
@@ -38,8 +33,8 @@ std::string IdentityOf(std::span<const std::byte> frame) {
     }
     if (record.isModuleLoad()) {
       auto load = record.getModuleLoad();
-      return fmt::format("module-load:{}:{}:{}", Hex(load.getSessionLocationDigest()),
-                         Hex(load.getModuleDigest()), load.getName().cStr());
+      return fmt::format("module-load:{}:{}:{}", HexOf(load.getSessionLocationDigest()),
+                         HexOf(load.getModuleDigest()), load.getName().cStr());
     }
     if (record.isCallSite()) {
       auto call_site = record.getCallSite();
