@@ -396,12 +396,22 @@ void SplitIntoParts(GroupWork& work, std::span<const size_t> programs, size_t gr
                     const SessionSize& size, std::vector<PartWork>& parts) {
   for (std::vector<size_t> indices : ConsistentParts(work.programs, programs)) {
     if (size.programs_per_session == 0 && size.own_session_seconds > 0 && indices.size() > 1) {
-      auto heaviest = std::max_element(indices.begin(), indices.end(), [&](size_t a, size_t b) {
+      auto by_recorded_seconds = [&](size_t a, size_t b) {
         return RecordedSeconds(work.records, a) < RecordedSeconds(work.records, b);
-      });
-      if (RecordedSeconds(work.records, *heaviest) > size.own_session_seconds) {
+      };
+      auto heaviest = std::max_element(indices.begin(), indices.end(), by_recorded_seconds);
+      std::vector<size_t> others(indices.begin(), heaviest);
+      others.insert(others.end(), std::next(heaviest), indices.end());
+      const size_t next = *std::max_element(others.begin(), others.end(), by_recorded_seconds);
+      // The next heaviest kernel waits for the whole set's modules: unless
+      // the heaviest outlasts it by more than a worker's share, their chains
+      // end about together, and the session costs slangpy's library again
+      // for no earlier end.
+      const double lead =
+          RecordedSeconds(work.records, *heaviest) - RecordedSeconds(work.records, next);
+      if (lead > size.own_session_seconds) {
         AddPart(work, std::span(&*heaviest, 1), group_index, parts);
-        indices.erase(heaviest);
+        indices = std::move(others);
       }
     }
     // In recorded order, so that programs built from the same modules (one

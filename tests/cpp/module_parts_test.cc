@@ -159,6 +159,17 @@ TEST(SplitIntoPartsTest, AKernelLongerThanAWorkersShareGetsASessionOfItsOwn) {
               ElementsAre(ElementsAre(1u), ElementsAre(0u, 2u, 3u)));
 }
 
+TEST(SplitIntoPartsTest, AKernelThatLeadsTheNextByLessThanAWorkersShareStaysInTheSet) {
+  // Kernel 2's chain waits for the whole set's modules and ends about when
+  // kernel 1's would: a session of its own would cost the library again.
+  FourKernels close({0.3, 5.0, 4.8, 0.2});
+  EXPECT_THAT(close.Parts({.workers = 16, .own_session_seconds = 10.3 / 16}),
+              ElementsAre(ElementsAre(0u, 1u, 2u, 3u)));
+  FourKernels ahead({0.3, 5.0, 4.2, 0.2});
+  EXPECT_THAT(ahead.Parts({.workers = 16, .own_session_seconds = 9.7 / 16}),
+              ElementsAre(ElementsAre(1u), ElementsAre(0u, 2u, 3u)));
+}
+
 TEST(SplitIntoPartsTest, NoKernelLongerThanAWorkersShareLeavesOneSession) {
   FourKernels even({1.0, 1.2, 1.1, 0.9});
   EXPECT_THAT(even.Parts({.workers = 2, .own_session_seconds = 4.2 / 2}),
