@@ -405,8 +405,7 @@ void SplitIntoParts(GroupWork& work, std::span<const size_t> programs, size_t gr
       const size_t next = *std::max_element(others.begin(), others.end(), by_recorded_seconds);
       // The next heaviest kernel waits for the whole set's modules: unless
       // the heaviest outlasts it by more than a worker's share, their chains
-      // end about together, and the session costs slangpy's library again
-      // for no earlier end.
+      // end about together, and the session would cost CPU for no earlier end.
       const double lead =
           RecordedSeconds(work.records, *heaviest) - RecordedSeconds(work.records, next);
       if (lead > size.own_session_seconds) {

@@ -73,14 +73,16 @@ struct SessionSize {
   size_t programs_per_session = 0;  // the user's choice; 0: ProgramsPerSession decides
   size_t workers = 1;
   // With ProgramsPerSession deciding: the kernel the app took longest to
-  // compile of a set of programs, if it took longer than this more than the
+  // compile of a set of programs, if it took more than this longer than the
   // set's next longest, is serialized in a session of its own, so that its
   // rebuild starts once its own modules are serialized rather than the whole
   // set's: on many workers, that chain is the compile's wall time. It costs
-  // what the set shares (slangpy's library) once more, which buys nothing
-  // where the next kernel's chain, which waits for the whole set, ends about
-  // as late. So the compile gives it an even share of the whole compile's
-  // work: the kernels' recorded seconds over the workers. 0: never.
+  // CPU: the app's modules it shares with the set loaded and serialized
+  // again, its IR sent, and a process that loads slangpy's library for both
+  // sessions to start from (ModuleStage). That buys nothing where the next
+  // kernel's chain, which waits for the whole set, ends about as late. So
+  // the compile gives it an even share of the whole compile's work: the
+  // kernels' recorded seconds over the workers. 0: never.
   double own_session_seconds = 0;
 };
 

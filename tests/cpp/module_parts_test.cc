@@ -161,7 +161,7 @@ TEST(SplitIntoPartsTest, AKernelLongerThanAWorkersShareGetsASessionOfItsOwn) {
 
 TEST(SplitIntoPartsTest, AKernelThatLeadsTheNextByLessThanAWorkersShareStaysInTheSet) {
   // Kernel 2's chain waits for the whole set's modules and ends about when
-  // kernel 1's would: a session of its own would cost the library again.
+  // kernel 1's would: a session of its own would cost CPU for nothing.
   FourKernels close({0.3, 5.0, 4.8, 0.2});
   EXPECT_THAT(close.Parts({.workers = 16, .own_session_seconds = 10.3 / 16}),
               ElementsAre(ElementsAre(0u, 1u, 2u, 3u)));
