@@ -396,21 +396,18 @@ void SplitIntoParts(GroupWork& work, std::span<const size_t> programs, size_t gr
                     const SessionSize& size, std::vector<PartWork>& parts) {
   for (std::vector<size_t> indices : ConsistentParts(work.programs, programs)) {
     if (size.programs_per_session == 0 && size.own_session_seconds > 0 && indices.size() > 1) {
-      auto by_recorded_seconds = [&](size_t a, size_t b) {
+      auto heaviest = std::max_element(indices.begin(), indices.end(), [&](size_t a, size_t b) {
         return RecordedSeconds(work.records, a) < RecordedSeconds(work.records, b);
-      };
-      auto heaviest = std::max_element(indices.begin(), indices.end(), by_recorded_seconds);
-      std::vector<size_t> others(indices.begin(), heaviest);
-      others.insert(others.end(), std::next(heaviest), indices.end());
-      const size_t next = *std::max_element(others.begin(), others.end(), by_recorded_seconds);
+      });
+      double next_seconds = 0;
+      for (size_t p : indices)
+        if (p != *heaviest) next_seconds = std::max(next_seconds, RecordedSeconds(work.records, p));
       // The next heaviest kernel waits for the whole set's modules: unless
       // the heaviest outlasts it by more than a worker's share, their chains
       // end about together, and the session would cost CPU for no earlier end.
-      const double lead =
-          RecordedSeconds(work.records, *heaviest) - RecordedSeconds(work.records, next);
-      if (lead > size.own_session_seconds) {
+      if (RecordedSeconds(work.records, *heaviest) - next_seconds > size.own_session_seconds) {
         AddPart(work, std::span(&*heaviest, 1), group_index, parts);
-        indices = std::move(others);
+        indices.erase(heaviest);
       }
     }
     // In recorded order, so that programs built from the same modules (one

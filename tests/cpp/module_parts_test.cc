@@ -153,7 +153,7 @@ struct FourKernels {
   }
 };
 
-TEST(SplitIntoPartsTest, AKernelLongerThanAWorkersShareGetsASessionOfItsOwn) {
+TEST(SplitIntoPartsTest, AKernelThatLeadsTheNextByMoreThanAWorkersShareGetsASessionOfItsOwn) {
   FourKernels kernels({0.3, 5.0, 0.4, 0.2});
   EXPECT_THAT(kernels.Parts({.workers = 16, .own_session_seconds = 5.9 / 16}),
               ElementsAre(ElementsAre(1u), ElementsAre(0u, 2u, 3u)));
