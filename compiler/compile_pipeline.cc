@@ -25,6 +25,7 @@
 #include "compiler/parallel_for_in_children.h"
 #include "compiler/ptx_comparison.h"
 #include "compiler/sass_builder.h"
+#include "compiler/tool_identity.h"
 #include "compiler/trace_snapshot.h"
 #include "fmt/format.h"
 #include "fmt/ranges.h"
@@ -159,6 +160,7 @@ bool NeedsReplay(const CompileCache& cache, const std::string& build_tag, Kernel
                   .Hash(record.key)
                   .Hash(Sha256Of(record.code))
                   .Text(build_tag)
+                  .Text(ToolIdentity())
                   .Finish();
   const std::optional<std::string> proven = cache.Get(job.proof);
   job.outcome.replay_cached = proven.has_value();
@@ -246,14 +248,15 @@ bool ProvenOverIr(const ModuleStage& modules, const CompileCache& cache, KernelJ
   return true;
 }
 
-// A kernel's fatbin is a function of its PTX, the arches and the tools that
-// build and pack its SASS (each SASS build is cached by the same rule); an
-// unchanged kernel takes it from the cache without building, reading or
-// packing SASS.
+// A kernel's fatbin is a function of its PTX, the arches, the tools that
+// build and pack its SASS (each SASS build is cached by the same rule) and the
+// build of spreplay that runs them; an unchanged kernel takes it from the cache
+// without building, reading or packing SASS.
 Digest FatbinName(const KernelJob& job, const std::vector<uint32_t>& arches,
                   const SassBuilder& builder, const FatbinPacker& packer) {
   KeyHasher hasher("spreplay.fatbin.v1");
   hasher.Hash(job.ptx_digest).Text(builder.identity()).Text(packer.identity());
+  hasher.Text(ToolIdentity());
   hasher.Integer(static_cast<int64_t>(arches.size()));
   for (uint32_t arch : arches) hasher.Integer(arch);
   return hasher.Finish();

@@ -8,6 +8,7 @@
 #include "capnp/message.h"
 #include "capnp/serialize.h"
 #include "common/capnp_digest.h"
+#include "compiler/tool_identity.h"
 #include "interpose/key_hasher.h"
 #include "kj/array.h"
 #include "kj/exception.h"
@@ -96,7 +97,7 @@ void StoreArchivedWithoutIr(const std::vector<std::pair<ModuleMetadata, std::str
 
 Digest ModuleStageOutcomeName(const Trace& trace, const SessionGroup& group) {
   KeyHasher hasher("spreplay.module-stage-outcome.v1");
-  hasher.Text(SPREPLAY_VERSION).Text(SlangBuildTag()).Text(group.toolchain);
+  hasher.Text(ToolIdentity()).Text(SlangBuildTag()).Text(group.toolchain);
   hasher.Hash(group.content).Hash(group.location);
   TreeHasher trees(trace, hasher);
   hasher.Integer(static_cast<int64_t>(group.kernels.size()));
@@ -182,7 +183,7 @@ Digest ModulePartEvidenceName(const SessionGroup& group,
                               const std::vector<std::string>& request_directories,
                               std::span<const Digest> identities) {
   KeyHasher hasher("spreplay.module-part-evidence.v1");
-  hasher.Text(SPREPLAY_VERSION).Text(SlangBuildTag()).Text(group.toolchain);
+  hasher.Text(ToolIdentity()).Text(SlangBuildTag()).Text(group.toolchain);
   hasher.Hash(group.content).Hash(group.location);
   hasher.Integer(static_cast<int64_t>(request_directories.size()));
   for (const std::string& directory : request_directories) hasher.Text(directory);
@@ -210,7 +211,7 @@ std::optional<ModuleNodeKey> ModuleNodeOf(schema::ModuleNode::Reader node) {
 
 Digest ModuleStagePartsName(const SessionGroup& group) {
   KeyHasher hasher("spreplay.module-stage-parts.v1");
-  hasher.Text(SPREPLAY_VERSION).Text(SlangBuildTag()).Text(group.toolchain);
+  hasher.Text(ToolIdentity()).Text(SlangBuildTag()).Text(group.toolchain);
   return hasher.Hash(group.content).Hash(group.location).Finish();
 }
 
