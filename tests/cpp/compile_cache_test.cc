@@ -2,10 +2,12 @@
 
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
 #include "compiler/scratch_dir.h"
+#include "compiler/tool_identity.h"
 #include "fmt/format.h"
 #include "gtest/gtest.h"
 
@@ -16,6 +18,17 @@ class CompileCacheTest : public ::testing::Test {
  protected:
   ScratchDir dir_ = *ScratchDir::Create("compile_cache_test_");
 };
+
+// The cache's verdicts are keyed on it: the version alone would let two
+// builds of one version share them.
+TEST(ToolIdentityTest, NamesTheVersionAndADigestOfTheSources) {
+  const std::string_view identity = ToolIdentity();
+  const std::string_view version = SPREPLAY_VERSION "+";
+  ASSERT_TRUE(identity.starts_with(version)) << identity;
+  const std::string_view digest = identity.substr(version.size());
+  EXPECT_EQ(digest.size(), 64u) << identity;
+  EXPECT_EQ(digest.find_first_not_of("0123456789abcdef"), std::string_view::npos) << identity;
+}
 
 TEST_F(CompileCacheTest, PutFirstKeepsTheFirstEntryAndHandsItToEveryLaterWriter) {
   const CompileCache cache(dir_.path());
