@@ -93,11 +93,18 @@ void StoreArchivedWithoutIr(const std::vector<std::pair<ModuleMetadata, std::str
   for (size_t i = 0; i < archived.size(); ++i) FillModuleEntry(archived[i].first, entries[i]);
 }
 
+// What reaches a configuration's verdicts: this build of spreplay, the Slang
+// that replays and the toolchain the app recorded with. Another of any of them
+// decides afresh.
+KeyHasher& HashDeciders(KeyHasher& hasher, const SessionGroup& group) {
+  return hasher.Text(ToolIdentity()).Text(SlangBuildTag()).Text(group.toolchain);
+}
+
 }  // namespace
 
 Digest ModuleStageOutcomeName(const Trace& trace, const SessionGroup& group) {
   KeyHasher hasher("spreplay.module-stage-outcome.v1");
-  hasher.Text(ToolIdentity()).Text(SlangBuildTag()).Text(group.toolchain);
+  HashDeciders(hasher, group);
   hasher.Hash(group.content).Hash(group.location);
   TreeHasher trees(trace, hasher);
   hasher.Integer(static_cast<int64_t>(group.kernels.size()));
@@ -183,7 +190,7 @@ Digest ModulePartEvidenceName(const SessionGroup& group,
                               const std::vector<std::string>& request_directories,
                               std::span<const Digest> identities) {
   KeyHasher hasher("spreplay.module-part-evidence.v1");
-  hasher.Text(ToolIdentity()).Text(SlangBuildTag()).Text(group.toolchain);
+  HashDeciders(hasher, group);
   hasher.Hash(group.content).Hash(group.location);
   hasher.Integer(static_cast<int64_t>(request_directories.size()));
   for (const std::string& directory : request_directories) hasher.Text(directory);
@@ -211,7 +218,7 @@ std::optional<ModuleNodeKey> ModuleNodeOf(schema::ModuleNode::Reader node) {
 
 Digest ModuleStagePartsName(const SessionGroup& group) {
   KeyHasher hasher("spreplay.module-stage-parts.v1");
-  hasher.Text(ToolIdentity()).Text(SlangBuildTag()).Text(group.toolchain);
+  HashDeciders(hasher, group);
   return hasher.Hash(group.content).Hash(group.location).Finish();
 }
 
