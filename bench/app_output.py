@@ -5,9 +5,12 @@ the outputs it saved."""
 
 from __future__ import annotations
 
+import contextlib
 import importlib.metadata
 import os
 import re
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -52,6 +55,22 @@ SERVED = re.compile(r"spreplay: (?P<served>\d+) kernel\(s\) served from .*?, (?P
 # JIT switches.
 _CONTROLLED_VARIABLES = ("SLANGPY_RECORD", "SLANGPY_KERNELS", "SPREPLAY_BENCH_", "SPREPLAY_SAMPLE_",
                          "SPREPLAY_VERBOSE", "SLANGPY_DEVICE_TYPE_OVERRIDE", "CUDA_CACHE_", "CUDA_DISABLE_PTX_JIT")
+
+
+@contextlib.contextmanager
+def empty_cuda_cache() -> Iterator[str]:
+    """A CUDA cache for one run alone, empty, removed after it: pass it as
+    CUDA_CACHE_PATH.
+
+    On a machine with a driver, NVRTC 13 keeps what it compiles in the
+    driver's compute cache (~/.nv/ComputeCache unless CUDA_CACHE_PATH says
+    otherwise), so code generation that compiled the same CUDA source before,
+    in any process, takes a fraction of its first time: the synthetic
+    workload's wave_net<128> took 5.7 s, then 0.8 s in the next compile (H100,
+    2026-12-07). A run that shared the cache would measure whatever ran before
+    it; one with its own starts as on a machine that never ran the app."""
+    with tempfile.TemporaryDirectory(prefix="spreplay-cuda-cache-") as cache:
+        yield cache
 
 
 def clean_environment(**overrides: str) -> dict[str, str]:

@@ -14,7 +14,10 @@ The traces, recorded on an H200 under the slangpy installed here:
 One not recorded under this slangpy is skipped, and said so.
 --record-synthetic records the synthetic workload on this machine first (a
 CUDA GPU), so that its kernels' JIT, which the compile is weighed against,
-ran on the same CPU as the compile. Writes
+ran on the same CPU as the compile. The recording and every compile start
+from a CUDA cache of their own, empty (app_output.empty_cuda_cache): on a
+machine with a GPU, NVRTC would otherwise serve code it generated in an
+earlier run, and the numbers would say what ran before. Writes
 DIR/compile_bench.json, DIR/compile-bench.md and every compile's log and
 report under DIR/compile-bench/.
 """
@@ -36,7 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from app_output import clean_environment, fixture_traces  # noqa: E402
+from app_output import clean_environment, empty_cuda_cache, fixture_traces  # noqa: E402
 from trace_prefix import kernel_keys, without_last_kernel  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -47,8 +50,10 @@ def recorded_here(scratch: Path) -> Path:
     """The synthetic workload's trace, recorded by running it on this machine."""
     trace = scratch / "synthetic-recorded-here.capnp"
     app = ROOT / "bench" / "workloads" / "synthetic" / "app.py"
-    run = subprocess.run([sys.executable, str(app)], env=clean_environment(SLANGPY_RECORD=str(trace)),
-                         capture_output=True, text=True)
+    with empty_cuda_cache() as cuda_cache:
+        run = subprocess.run([sys.executable, str(app)],
+                             env=clean_environment(SLANGPY_RECORD=str(trace), CUDA_CACHE_PATH=cuda_cache),
+                             capture_output=True, text=True)
     if run.returncode != 0 or not trace.exists():
         raise SystemExit(f"compile_bench: recording the synthetic workload failed ({run.returncode}):\n{run.stderr}")
     return trace
@@ -118,9 +123,10 @@ def run_compile(name: str, traces: list[Path], logs: Path, jobs: int, arch: str,
             "--jobs", str(jobs), "--report", str(report)]
     argv += [] if arch == "default" else ["--arch", arch]
     argv += ["--cache", str(cache)] if cache else ["--no-cache"]
-    with log.open("w") as log_file:
+    with log.open("w") as log_file, empty_cuda_cache() as cuda_cache:
         start = time.perf_counter()
-        process = subprocess.Popen(argv, env=clean_environment(), stdout=log_file, stderr=subprocess.STDOUT)
+        process = subprocess.Popen(argv, env=clean_environment(CUDA_CACHE_PATH=cuda_cache), stdout=log_file,
+                                   stderr=subprocess.STDOUT)
         peak_total = 0
         finished = threading.Event()
 
@@ -214,7 +220,8 @@ def markdown(results: dict) -> str:
     lines = [
         f"`spreplay compile --jobs {results['jobs']} --arch {results['arch']}`, slangpy {results['slangpy']}, "
         f"{results['cpus']} CPUs, {results['date']}"
-        + ("; the synthetic workload recorded on this machine." if results["synthetic_recorded_here"] else "."),
+        + ("; the synthetic workload recorded on this machine" if results["synthetic_recorded_here"] else "")
+        + "; every recording and compile with a CUDA cache of its own, empty.",
         "",
         "| trace | kernels | the app's recorded JIT: code generation (+ module loads) "
         "| compile wall (÷ the app's slowest kernel) | CPU (÷ the app's code generation; ÷ with its module loads) "

@@ -8,6 +8,9 @@ Steps, each in fresh processes, the pytest runs over the suite's CUDA tests
   served    SLANGPY_KERNELS=archive
   strict    also SLANGPY_KERNELS_STRICT=1 and CUDA_DISABLE_PTX_JIT=1, with a CUDA
             cache that holds slang-rhi's own kernels and nothing else
+The other steps each start from an empty CUDA cache of their own, as on a
+machine that never ran the suite: NVRTC keeps what it compiles there, and a
+compile after the stock run would otherwise reuse the stock run's code.
 --archive serves an archive compiled elsewhere (on a machine with no GPU, say)
 instead of compiling one here; --trace compiles an earlier run's trace; and
 --stock-results compares with an earlier run's stock outcomes (its suite.json).
@@ -43,7 +46,7 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent.parent / "bench"))
-from app_output import clean_environment  # noqa: E402
+from app_output import clean_environment, empty_cuda_cache  # noqa: E402
 
 STEPS = ("stock", "compile", "served", "strict")
 RUNS = ("stock", "served", "strict")
@@ -116,10 +119,13 @@ def run_suite(name: str, out: Path, work: Path, args: argparse.Namespace, env: d
         # too, and no recording can hold.
         argv += ["-n", str(args.jobs), "--dist", "loadfile"]
     pythonpath = os.pathsep.join(filter(None, [str(HERE), os.environ.get("PYTHONPATH", "")]))
-    environment = clean_environment(SPREPLAY_SUITE_LOG=str(log_dir), PYTHONPATH=pythonpath, **env)
-    start = time.perf_counter()
-    proc = subprocess.run(argv, env=environment, cwd=work, capture_output=True, text=True)
-    wall = time.perf_counter() - start
+    with empty_cuda_cache() as cuda_cache:
+        # A run that brings a CUDA cache of its own (strict) keeps it.
+        environment = clean_environment(SPREPLAY_SUITE_LOG=str(log_dir), PYTHONPATH=pythonpath,
+                                        **{"CUDA_CACHE_PATH": cuda_cache, **env})
+        start = time.perf_counter()
+        proc = subprocess.run(argv, env=environment, cwd=work, capture_output=True, text=True)
+        wall = time.perf_counter() - start
     (out / f"pytest-{name}.log").write_text(proc.stdout[-200_000:] + "\n--- stderr ---\n" + proc.stderr[-200_000:])
     tests = read_logs(log_dir)
     last_line = proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else ""
@@ -141,9 +147,11 @@ def compile_trace(trace: Path, archive: Path, out: Path, args: argparse.Namespac
     report = out / "compile-report.json"
     argv = [sys.executable, "-m", "spreplay", "compile", str(trace), "-o", str(archive), "--arch", args.arch,
             "--jobs", str(args.jobs), "--no-cache", "--report", str(report)]
-    start = time.perf_counter()
-    proc = subprocess.run(argv, env=clean_environment(), cwd=elsewhere, capture_output=True, text=True)
-    wall = time.perf_counter() - start
+    with empty_cuda_cache() as cuda_cache:
+        start = time.perf_counter()
+        proc = subprocess.run(argv, env=clean_environment(CUDA_CACHE_PATH=cuda_cache), cwd=elsewhere,
+                              capture_output=True, text=True)
+        wall = time.perf_counter() - start
     (out / "compile.log").write_text(proc.stdout + proc.stderr)
     shutil.rmtree(elsewhere, ignore_errors=True)
     lines = proc.stderr.splitlines()
