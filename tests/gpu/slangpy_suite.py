@@ -10,7 +10,7 @@ Steps, each in fresh processes, the pytest runs over the suite's CUDA tests
             cache that holds slang-rhi's own kernels and nothing else
 The other steps each start from an empty CUDA cache of their own, as on a
 machine that never ran the suite: NVRTC keeps what it compiles there, and a
-compile after the stock run would otherwise reuse the stock run's code.
+step would otherwise reuse what an earlier run on the machine compiled.
 --archive serves an archive compiled elsewhere (on a machine with no GPU, say)
 instead of compiling one here; --trace compiles an earlier run's trace; and
 --stock-results compares with an earlier run's stock outcomes (its suite.json).
