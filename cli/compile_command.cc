@@ -21,9 +21,10 @@ namespace {
 
 constexpr std::string_view kUsage =
     "usage: spreplay compile TRACE... -o ARCHIVE [--arch 75,80,...] [--jobs N]\n"
-    "                        [--cache DIR | --no-cache] [--sass auto|nvjitlink|ptxas] [--report "
-    "FILE.json]\n"
-    "                        [--no-modules] [--programs-per-session N|all] [--shard K/N]\n";
+    "                        [--cache DIR | --no-cache] [--cache-max-size SIZE] [--sass "
+    "auto|nvjitlink|ptxas]\n"
+    "                        [--report FILE.json]"
+    " [--no-modules] [--programs-per-session N|all] [--shard K/N]\n";
 
 template <typename Number>
 bool ParseNumber(std::string_view text, Number& number) {
@@ -119,6 +120,12 @@ int RunCompile(std::span<char*> args) {
   std::string report_path;
   CompileOptions options;
   options.cache_directory = DefaultCacheDirectory();
+  if (const char* size = std::getenv("SPREPLAY_CACHE_MAX_SIZE"); size && *size) {
+    absl::StatusOr<uint64_t> bytes = ParseCacheSize(size);
+    if (!bytes.ok())
+      return UsageError(fmt::format("SPREPLAY_CACHE_MAX_SIZE: {}", bytes.status().message()));
+    options.cache_max_bytes = *bytes;
+  }
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string_view arg = args[i];
     auto value = [&]() -> std::string_view {
@@ -142,6 +149,11 @@ int RunCompile(std::span<char*> args) {
       options.cache_directory = value();
     } else if (arg == "--no-cache") {
       options.cache_directory.clear();
+    } else if (arg == "--cache-max-size") {
+      absl::StatusOr<uint64_t> bytes = ParseCacheSize(value());
+      if (!bytes.ok())
+        return UsageError(fmt::format("--cache-max-size: {}", bytes.status().message()));
+      options.cache_max_bytes = *bytes;
     } else if (arg == "--shard") {
       // K/N, K counted from 1 as CI matrices count.
       const std::string_view text = value();

@@ -7,6 +7,9 @@
 // its contents in front, so concurrent compilers share a cache safely and a
 // damaged entry reads as a miss, never as wrong code.
 
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -31,6 +34,21 @@ class CompileCache {
 
   bool enabled() const { return !directory_.empty(); }
 
+  // What Trim found and did.
+  struct TrimOutcome {
+    uint64_t bytes_before = 0;
+    uint64_t bytes_after = 0;
+    size_t entries_removed = 0;
+  };
+  // Removes the entries used longest ago (a Get or a write uses one) until
+  // the cache holds `max_bytes` at most, and the temporary files of writers
+  // that died, once older than `abandoned_after`. Entries are named by their
+  // content, so one removed is only a miss: the next compile that needs it
+  // builds and stores it again. Another compile may trim or read at the same
+  // time: a file gone before it opens it is a miss too.
+  absl::StatusOr<TrimOutcome> Trim(
+      uint64_t max_bytes, std::chrono::seconds abandoned_after = std::chrono::hours(1)) const;
+
  private:
   std::string PathOf(const Digest& name) const;
   // Writes an entry under a temporary name beside its own; returns that name.
@@ -40,5 +58,10 @@ class CompileCache {
 
 // ~/.cache/spreplay (or $XDG_CACHE_HOME/spreplay).
 std::string DefaultCacheDirectory();
+
+// A size as `--cache-max-size` and SPREPLAY_CACHE_MAX_SIZE give it: a
+// number of bytes, or of KiB, MiB, GiB or TiB with a K, M, G or T after it
+// ("500M", "20G"); 0 for no limit.
+absl::StatusOr<uint64_t> ParseCacheSize(std::string_view text);
 
 }  // namespace spreplay

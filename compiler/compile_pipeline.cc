@@ -385,6 +385,23 @@ double RecordedModuleLoadSeconds(const Trace& trace,
   return seconds;
 }
 
+// Keeps the cache within its limit once this compile has stored all it will.
+// The cache only saves time: one that cannot be trimmed is said, not fatal.
+void TrimCache(const CompileCache& cache, const CompileOptions& options) {
+  if (!cache.enabled() || options.cache_max_bytes == 0) return;
+  absl::StatusOr<CompileCache::TrimOutcome> trimmed = cache.Trim(options.cache_max_bytes);
+  if (!options.notice) return;
+  if (!trimmed.ok()) {
+    options.notice(fmt::format("warning: {}", trimmed.status().message()));
+  } else if (trimmed->entries_removed > 0) {
+    options.notice(fmt::format(
+        "compile cache: {} entries used longest ago removed, {:.2f} GB to {:.2f} GB (the limit: "
+        "{:.2f} GB; --cache-max-size or SPREPLAY_CACHE_MAX_SIZE sets it)",
+        trimmed->entries_removed, trimmed->bytes_before / 1e9, trimmed->bytes_after / 1e9,
+        options.cache_max_bytes / 1e9));
+  }
+}
+
 }  // namespace
 
 double KernelOutcome::critical_seconds() const {
@@ -649,6 +666,7 @@ absl::StatusOr<CompileReport> CompileTrace(const Trace& trace, const std::string
     std::error_code ignored;
     report.archive_bytes = std::filesystem::file_size(output, ignored);
   }
+  TrimCache(cache, options);
   report.timeline = timeline.Spans();
   report.wall_seconds = SecondsSince(start);
   const ResourceUse used = ProcessResourceUse();

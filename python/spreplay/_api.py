@@ -151,6 +151,7 @@ def compile(  # noqa: A001 (the tool's own name for it)
     jobs: int | None = None,
     cache: PathLike | None = None,
     use_cache: bool = True,
+    cache_max_size: int | str | None = None,
     sass: str | None = None,
     modules: bool = True,
     shard: tuple[int, int] | None = None,
@@ -159,7 +160,7 @@ def compile(  # noqa: A001 (the tool's own name for it)
     fails or any kernel fails to compile (the archive then holds the others,
     and the error's `result` says which failed and why). `shard=(k, n)`
     builds only the kernels of shard k of n (`--shard K/N`); `merge` joins
-    the n archives."""
+    the n archives. `cache_max_size`: bytes, or "500M", "20G" (`--cache-max-size`)."""
     paths = [traces] if isinstance(traces, (str, os.PathLike)) else list(traces)
     output = Path(output)
     arguments = ["compile", *map(os.fspath, paths), "-o", os.fspath(output)]
@@ -171,6 +172,8 @@ def compile(  # noqa: A001 (the tool's own name for it)
         arguments.append("--no-cache")
     elif cache is not None:
         arguments += ["--cache", os.fspath(cache)]
+    if cache_max_size is not None:
+        arguments += ["--cache-max-size", str(cache_max_size)]
     if sass is not None:
         arguments += ["--sass", sass]
     if not modules:

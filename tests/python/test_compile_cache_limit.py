@@ -1,0 +1,76 @@
+"""The compile cache stays within its limit: a compile that leaves it larger
+removes the entries used longest ago, and a later compile rebuilds what went
+missing and serves what a compile without the cache serves.
+
+On the fixture elementwise (eight kernels of one configuration, H200).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+import spreplay
+
+from conftest import FIXTURES, clean_env, inspect_json, run_spreplay, spreplay_command
+from test_compile_incremental import served
+
+TRACE = FIXTURES / "elementwise.capnp"
+
+
+def cache_bytes(cache: Path) -> int:
+    return sum(path.stat().st_size for path in cache.rglob("*") if path.is_file())
+
+
+def compile_into(cache: Path | None, out: Path, name: str, *extra: str) -> tuple[dict, str]:
+    archive, report = out / f"{name}.sprk", out / f"{name}.json"
+    proc = run_spreplay("compile", str(TRACE), "-o", str(archive), "--arch", "90", "--jobs", "2",
+                        "--report", str(report), *(["--cache", str(cache)] if cache else ["--no-cache"]), *extra)
+    return {"report": json.loads(report.read_text()), "index": inspect_json(archive)}, proc.stderr
+
+
+@pytest.fixture(scope="module")
+def trimmed(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    if not TRACE.exists():
+        pytest.skip(f"no {TRACE.name} recorded under this slangpy")
+    out = tmp_path_factory.mktemp("cache-limit")
+    cache = out / "cache"
+    without_cache, _ = compile_into(None, out, "without-cache")
+    compile_into(cache, out, "fill")
+    full = cache_bytes(cache)
+    limit = full // 2
+    # Unchanged, so everything comes from the cache; then half of it goes.
+    # Through the Python API, which passes the limit on.
+    trim_log = spreplay.compile(TRACE, out / "trim.sprk", arches=[90], jobs=2, cache=cache,
+                                cache_max_size=limit).log
+    after_trim = cache_bytes(cache)
+    again, _ = compile_into(cache, out, "again")
+    return {"full": full, "limit": limit, "after_trim": after_trim, "trim_log": trim_log,
+            "without_cache": without_cache, "again": again}
+
+
+def test_a_compile_trims_the_cache_to_its_limit_and_says_so(trimmed: dict) -> None:
+    assert 0 < trimmed["after_trim"] <= trimmed["limit"] < trimmed["full"]
+    assert "entries used longest ago removed" in trimmed["trim_log"], trimmed["trim_log"]
+
+
+def test_what_the_trim_removed_is_rebuilt_and_served_as_without_the_cache(trimmed: dict) -> None:
+    report = trimmed["again"]["report"]
+    assert all(kernel["status"] == "compiled" for kernel in report["kernels"])
+    # Half the cache went: not every kernel's proof and fatbin, nor the
+    # modules' outcome, can have come from it.
+    rebuilt = [kernel for kernel in report["kernels"] if not kernel["replayCached"]]
+    assert rebuilt or report["moduleSessionsCached"] < report["moduleSessions"]
+    assert served(trimmed["again"]) == served(trimmed["without_cache"])
+
+
+def test_a_limit_that_is_not_a_size_is_refused_before_any_work(tmp_path: Path) -> None:
+    for argv, env in ((["--cache-max-size", "5 GB"], clean_env()),
+                      ([], clean_env(SPREPLAY_CACHE_MAX_SIZE="lots"))):
+        proc = subprocess.run([*spreplay_command(), "compile", str(TRACE), "-o", str(tmp_path / "a.sprk"), *argv],
+                              env=env, capture_output=True, text=True)
+        assert proc.returncode == 2, proc.stderr
+        assert "is not a size" in proc.stderr
+        assert not (tmp_path / "a.sprk").exists()
