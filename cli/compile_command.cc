@@ -21,10 +21,9 @@ namespace {
 
 constexpr std::string_view kUsage =
     "usage: spreplay compile TRACE... -o ARCHIVE [--arch 75,80,...] [--jobs N]\n"
-    "                        [--cache DIR | --no-cache] [--cache-max-size SIZE] [--sass "
-    "auto|nvjitlink|ptxas]\n"
-    "                        [--report FILE.json]"
-    " [--no-modules] [--programs-per-session N|all] [--shard K/N]\n";
+    "                        [--cache DIR | --no-cache] [--cache-max-size SIZE]\n"
+    "                        [--sass auto|nvjitlink|ptxas] [--report FILE.json] [--no-modules]\n"
+    "                        [--programs-per-session N|all] [--shard K/N]\n";
 
 template <typename Number>
 bool ParseNumber(std::string_view text, Number& number) {
