@@ -119,11 +119,16 @@ int RunCompile(std::span<char*> args) {
   std::string report_path;
   CompileOptions options;
   options.cache_directory = DefaultCacheDirectory();
-  if (const char* size = std::getenv("SPREPLAY_CACHE_MAX_SIZE"); size && *size) {
-    absl::StatusOr<uint64_t> bytes = ParseCacheSize(size);
-    if (!bytes.ok())
-      return UsageError(fmt::format("SPREPLAY_CACHE_MAX_SIZE: {}", bytes.status().message()));
+  // From the environment, then from the command line: why not, or "".
+  auto set_cache_max_size = [&](std::string_view source, std::string_view text) -> std::string {
+    absl::StatusOr<uint64_t> bytes = ParseCacheSize(text);
+    if (!bytes.ok()) return fmt::format("{}: {}", source, bytes.status().message());
     options.cache_max_bytes = *bytes;
+    return "";
+  };
+  if (const char* size = std::getenv("SPREPLAY_CACHE_MAX_SIZE"); size && *size) {
+    if (std::string error = set_cache_max_size("SPREPLAY_CACHE_MAX_SIZE", size); !error.empty())
+      return UsageError(error);
   }
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string_view arg = args[i];
@@ -149,10 +154,8 @@ int RunCompile(std::span<char*> args) {
     } else if (arg == "--no-cache") {
       options.cache_directory.clear();
     } else if (arg == "--cache-max-size") {
-      absl::StatusOr<uint64_t> bytes = ParseCacheSize(value());
-      if (!bytes.ok())
-        return UsageError(fmt::format("--cache-max-size: {}", bytes.status().message()));
-      options.cache_max_bytes = *bytes;
+      if (std::string error = set_cache_max_size(arg, value()); !error.empty())
+        return UsageError(error);
     } else if (arg == "--shard") {
       // K/N, K counted from 1 as CI matrices count.
       const std::string_view text = value();

@@ -55,3 +55,20 @@ def slangpy_venv(version: str) -> Path:
 def run_python(code: str, env: dict[str, str], cwd: Path | None = None) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-c", code], env=clean_env(**env), capture_output=True, text=True,
                           cwd=cwd)
+
+
+def compile_trace(trace: Path, out: Path, name: str, cache: Path | None) -> dict:
+    archive, report = out / f"{name}.sprk", out / f"{name}.json"
+    run_spreplay("compile", str(trace), "-o", str(archive), "--arch", "90", "--jobs", "2", "--report", str(report),
+                 *(["--cache", str(cache)] if cache else ["--no-cache"]))
+    return {"report": json.loads(report.read_text()), "index": inspect_json(archive)}
+
+
+def served(compiled: dict) -> dict:
+    """What an archive serves, but its modules' IR bytes: Slang's serializer
+    is not byte-reproducible, and the cache archives the first bytes verified."""
+    index = compiled["index"]
+    modules = [{k: v for k, v in module.items() if k not in ("irOffset", "irBytes")} for module in index["modules"]]
+    return {"kernels": sorted(index["kernels"], key=lambda kernel: kernel["key"]),
+            "modules": sorted(modules, key=lambda module: module["key"]),
+            "unserved": sorted(index["unservedModules"], key=lambda module: json.dumps(module, sort_keys=True))}

@@ -7,15 +7,13 @@ On the fixture elementwise (eight kernels of one configuration, H200).
 
 from __future__ import annotations
 
-import json
 import subprocess
 from pathlib import Path
 
 import pytest
 import spreplay
 
-from conftest import FIXTURES, clean_env, inspect_json, run_spreplay, spreplay_command
-from test_compile_incremental import served
+from conftest import FIXTURES, clean_env, compile_trace, served, spreplay_command
 
 TRACE = FIXTURES / "elementwise.capnp"
 
@@ -24,21 +22,14 @@ def cache_bytes(cache: Path) -> int:
     return sum(path.stat().st_size for path in cache.rglob("*") if path.is_file())
 
 
-def compile_into(cache: Path | None, out: Path, name: str, *extra: str) -> tuple[dict, str]:
-    archive, report = out / f"{name}.sprk", out / f"{name}.json"
-    proc = run_spreplay("compile", str(TRACE), "-o", str(archive), "--arch", "90", "--jobs", "2",
-                        "--report", str(report), *(["--cache", str(cache)] if cache else ["--no-cache"]), *extra)
-    return {"report": json.loads(report.read_text()), "index": inspect_json(archive)}, proc.stderr
-
-
 @pytest.fixture(scope="module")
 def trimmed(tmp_path_factory: pytest.TempPathFactory) -> dict:
     if not TRACE.exists():
         pytest.skip(f"no {TRACE.name} recorded under this slangpy")
     out = tmp_path_factory.mktemp("cache-limit")
     cache = out / "cache"
-    without_cache, _ = compile_into(None, out, "without-cache")
-    compile_into(cache, out, "fill")
+    without_cache = compile_trace(TRACE, out, "without-cache", None)
+    compile_trace(TRACE, out, "fill", cache)
     full = cache_bytes(cache)
     limit = full // 2
     # Unchanged, so everything comes from the cache; then half of it goes.
@@ -46,7 +37,7 @@ def trimmed(tmp_path_factory: pytest.TempPathFactory) -> dict:
     trim_log = spreplay.compile(TRACE, out / "trim.sprk", arches=[90], jobs=2, cache=cache,
                                 cache_max_size=limit).log
     after_trim = cache_bytes(cache)
-    again, _ = compile_into(cache, out, "again")
+    again = compile_trace(TRACE, out, "again", cache)
     return {"full": full, "limit": limit, "after_trim": after_trim, "trim_log": trim_log,
             "without_cache": without_cache, "again": again}
 

@@ -11,13 +11,12 @@ kernel holds a module no kernel was built with that the last kernel is.
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURES, ROOT, SLANGPY_VERSION, inspect_json, run_spreplay, spreplay_command
+from conftest import FIXTURES, ROOT, SLANGPY_VERSION, compile_trace, served, spreplay_command
 
 sys.path.insert(0, str(ROOT / "bench"))
 from trace_prefix import without_last_kernel  # noqa: E402
@@ -25,25 +24,8 @@ from trace_prefix import without_last_kernel  # noqa: E402
 SYNTHETIC = ROOT / "bench" / "traces" / f"synthetic-slangpy-{SLANGPY_VERSION}.capnp"
 
 
-def compile_trace(trace: Path, out: Path, name: str, cache: Path | None) -> dict:
-    archive, report = out / f"{name}.sprk", out / f"{name}.json"
-    run_spreplay("compile", str(trace), "-o", str(archive), "--arch", "90", "--jobs", "2", "--report", str(report),
-                 *(["--cache", str(cache)] if cache else ["--no-cache"]))
-    return {"report": json.loads(report.read_text()), "index": inspect_json(archive)}
-
-
 def spans(report: dict, stage: str) -> list[dict]:
     return [span for span in report["timeline"] if span["stage"] == stage]
-
-
-def served(compiled: dict) -> dict:
-    """What an archive serves, but its modules' IR bytes: Slang's serializer
-    is not byte-reproducible, and the cache archives the first bytes verified."""
-    index = compiled["index"]
-    modules = [{k: v for k, v in module.items() if k not in ("irOffset", "irBytes")} for module in index["modules"]]
-    return {"kernels": sorted(index["kernels"], key=lambda kernel: kernel["key"]),
-            "modules": sorted(modules, key=lambda module: module["key"]),
-            "unserved": sorted(index["unservedModules"], key=lambda module: json.dumps(module, sort_keys=True))}
 
 
 def label_of(report: dict, key: str) -> str:
