@@ -109,10 +109,11 @@ int UsageError(std::string_view message) {
 }  // namespace
 
 int RunCompile(std::span<char*> args) {
-  // Both change this process's environment, so they come first, before any
+  // These change this process's environment, so they come first, before any
   // thread. Where getcwd() could not be answered, line information would name
   // this directory, which the PTX comparison accepts like other header paths.
   PointSlangAtCudaHeaders(DefaultNvrtcDirectory().value_or(""));
+  KeepNvrtcOutOfComputeCache();
   TakeOverWorkingDirectoryForNvrtc();
   std::vector<std::string> traces;
   std::string output;

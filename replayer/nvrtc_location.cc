@@ -93,4 +93,9 @@ std::string PointSlangAtCudaHeaders(const std::string& nvrtc_directory) {
   return root.string();
 }
 
+void KeepNvrtcOutOfComputeCache() {
+  if (const char* disable = std::getenv("CUDA_CACHE_DISABLE"); disable && *disable) return;
+  setenv("CUDA_CACHE_DISABLE", "1", /*overwrite=*/1);  // unset or empty, checked above
+}
+
 }  // namespace spreplay

@@ -31,4 +31,14 @@ absl::Status UseNvrtc(slang::IGlobalSession* session, const std::string& directo
 // process starts threads. Returns the CUDA_PATH now in force ("" for none).
 std::string PointSlangAtCudaHeaders(const std::string& nvrtc_directory);
 
+// NVRTC 13, on a machine with a CUDA driver, looks each compile's output up in
+// the driver's compute cache ($CUDA_CACHE_PATH, else ~/.nv/ComputeCache) and
+// adds it there on a miss. The app's entries never match a replay's, and the
+// app, served from the archive, asks for none of them, so a replay's entries
+// would serve only a later compile of the same kernels, which the compile
+// cache serves first, while they push the user's own out of the cache. Sets
+// CUDA_CACHE_DISABLE=1 unless the user set it (to 0, say). Changes the
+// environment: call it before the process starts threads.
+void KeepNvrtcOutOfComputeCache();
+
 }  // namespace spreplay

@@ -21,6 +21,9 @@ to stock and exactly the served and compiled counts stated below.
   damaged-module one byte of slangpy's library IR flipped in the archive:
                  `spreplay verify` says so, the library loads from source
                  with that reason, and all 8 kernels are still served
+  compute-cache  `spreplay compile` adds nothing to the CUDA compute cache,
+                 which NVRTC fills when the user turns it on
+                 (CUDA_CACHE_DISABLE=0); both archives are byte-identical
 
     python tests/gpu/hardening.py --out DIR [--checks devices,threads,...]
 
@@ -78,8 +81,9 @@ class Runner:
         warnings = [line for line in proc.stderr.splitlines() if line.startswith("spreplay:")]
         return {"returncode": proc.returncode, "summary": summary, "warnings": warnings[:20]}
 
-    def spreplay(self, *args: str, check: bool = True) -> subprocess.CompletedProcess:
-        proc = subprocess.run([sys.executable, "-m", "spreplay", *args], env=clean_environment(),
+    def spreplay(self, *args: str, check: bool = True, env: dict[str, str] | None = None
+                 ) -> subprocess.CompletedProcess:
+        proc = subprocess.run([sys.executable, "-m", "spreplay", *args], env=clean_environment(**(env or {})),
                               capture_output=True, text=True, timeout=600)
         if check and proc.returncode != 0:
             raise CheckFailed(f"spreplay {' '.join(args)} failed ({proc.returncode}):\n{proc.stderr[-4000:]}")
@@ -88,8 +92,9 @@ class Runner:
     def inspect(self, trace: Path) -> dict:
         return json.loads(self.spreplay("inspect", str(trace), "--json").stdout)
 
-    def compile(self, trace: Path, archive: Path, check: bool = True) -> subprocess.CompletedProcess:
-        return self.spreplay("compile", str(trace), "-o", str(archive), "--arch", "90", check=check)
+    def compile(self, trace: Path, archive: Path, check: bool = True, env: dict[str, str] | None = None
+                ) -> subprocess.CompletedProcess:
+        return self.spreplay("compile", str(trace), "-o", str(archive), "--arch", "90", check=check, env=env)
 
 
 def strict(archive: Path) -> dict[str, str]:
@@ -251,6 +256,22 @@ def check_damaged_module(runner: Runner, work: Path) -> dict:
     return result
 
 
+def check_compute_cache(runner: Runner, work: Path) -> dict:
+    runner.app("devices", [], work / "record.npz", {"SLANGPY_RECORD": str(work / "trace.capnp")})
+    cache_bytes = {}
+    for name, env in (("default", {}), ("user-enabled", {"CUDA_CACHE_DISABLE": "0"})):
+        cache = Path(tempfile.mkdtemp(prefix="cuda-cache-"))
+        runner.compile(work / "trace.capnp", work / f"{name}.sprk",
+                       env={"CUDA_CACHE_PATH": str(cache), "XDG_CACHE_HOME": tempfile.mkdtemp(), **env})
+        cache_bytes[name] = sum(path.stat().st_size for path in cache.rglob("*") if path.is_file())
+    expect(cache_bytes["default"] == 0, f"spreplay compile wrote {cache_bytes['default']} bytes into the CUDA cache")
+    # Else the check above proves nothing: NVRTC did not use the cache anyway.
+    expect(cache_bytes["user-enabled"] > 0, "with CUDA_CACHE_DISABLE=0 NVRTC wrote nothing into the CUDA cache")
+    expect((work / "default.sprk").read_bytes() == (work / "user-enabled.sprk").read_bytes(),
+           "the archive changed with the CUDA cache turned on")
+    return {"cuda_cache_bytes": cache_bytes}
+
+
 CHECKS: dict[str, Callable[[Runner, Path], dict]] = {
     "devices": check_devices,
     "torch-devices": check_torch_devices,
@@ -258,6 +279,7 @@ CHECKS: dict[str, Callable[[Runner, Path], dict]] = {
     "reload": check_reload,
     "recorders": check_recorders,
     "damaged-module": check_damaged_module,
+    "compute-cache": check_compute_cache,
 }
 
 
