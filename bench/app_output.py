@@ -54,7 +54,8 @@ SERVED = re.compile(r"spreplay: (?P<served>\d+) kernel\(s\) served from .*?, (?P
 # sets those it needs), the sample apps' device choice, and CUDA's cache and
 # JIT switches.
 _CONTROLLED_VARIABLES = ("SLANGPY_RECORD", "SLANGPY_KERNELS", "SPREPLAY_BENCH_", "SPREPLAY_SAMPLE_",
-                         "SPREPLAY_VERBOSE", "SLANGPY_DEVICE_TYPE_OVERRIDE", "CUDA_CACHE_", "CUDA_DISABLE_PTX_JIT")
+                         "SPREPLAY_VERBOSE", "SLANGPY_DEVICE_TYPE_OVERRIDE", "CUDA_CACHE_", "CUDA_DISABLE_PTX_JIT",
+                         "CUDA_FORCE_PTX_JIT")
 
 
 @contextlib.contextmanager
@@ -71,6 +72,19 @@ def empty_cuda_cache() -> Iterator[str]:
     it; one with its own starts as on a machine that never ran the app."""
     with tempfile.TemporaryDirectory(prefix="spreplay-cuda-cache-") as cache:
         yield cache
+
+
+# Python for a `python -c` snippet: makes the first GPU's primary context
+# current, as slang-rhi does, and leaves the driver in `cuda` (ctypes imported).
+CUDA_PRIMARY_CONTEXT = """
+cuda = ctypes.CDLL("libcuda.so.1")
+assert cuda.cuInit(0) == 0
+device = ctypes.c_int()
+assert cuda.cuDeviceGet(ctypes.byref(device), 0) == 0
+context = ctypes.c_void_p()
+assert cuda.cuDevicePrimaryCtxRetain(ctypes.byref(context), device) == 0
+assert cuda.cuCtxSetCurrent(context) == 0
+"""
 
 
 def clean_environment(**overrides: str) -> dict[str, str]:

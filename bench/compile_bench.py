@@ -2,7 +2,9 @@
 same kernels: wall and CPU time, the critical path (the slowest kernel's
 chain, the least any number of jobs could take), peak memory, the recompile
 of an unchanged trace from the cache, and the recompile of a trace that adds
-one call site (its last kernel) to one compiled into the cache. Needs no GPU.
+one call site (its last kernel) to one compiled into the cache. Needs no GPU;
+on a machine with one it also measures the driver's JIT of each kernel's PTX
+(bench/driver_jit.py), the rest of the JIT the archive takes off the app.
 
     python bench/compile_bench.py --out DIR [--jobs N] [--arch 90|default]
                                   [--traces demo synthetic slangpy-suite] [--record-synthetic]
@@ -40,6 +42,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from app_output import clean_environment, empty_cuda_cache, fixture_traces  # noqa: E402
+from driver_jit import driver_jit_seconds  # noqa: E402
 from trace_prefix import kernel_keys, without_last_kernel  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -117,7 +120,8 @@ class CompileRun:
     report: dict
 
 
-def run_compile(name: str, traces: list[Path], logs: Path, jobs: int, arch: str, cache: Path | None) -> CompileRun:
+def run_compile(name: str, traces: list[Path], logs: Path, jobs: int, arch: str, cache: Path | None,
+                keep_archive: bool = False) -> CompileRun:
     archive, report, log = logs / f"{name}.sprk", logs / f"{name}.json", logs / f"{name}.log"
     argv = [sys.executable, "-m", "spreplay", "compile", *map(str, traces), "-o", str(archive),
             "--jobs", str(jobs), "--report", str(report)]
@@ -144,7 +148,8 @@ def run_compile(name: str, traces: list[Path], logs: Path, jobs: int, arch: str,
         finished.set()
         sampler.join()
     process.returncode = os.waitstatus_to_exitcode(status)
-    archive.unlink(missing_ok=True)
+    if not keep_archive:
+        archive.unlink(missing_ok=True)
     if process.returncode != 0:
         raise SystemExit(f"compile_bench: the compile of {name} failed ({process.returncode}); see {log}")
     return CompileRun(wall_s=wall, cpu_s=usage.ru_utime + usage.ru_stime,
@@ -178,7 +183,13 @@ def one_call_site_added(name: str, traces: list[Path], logs: Path, jobs: int, ar
 
 
 def measure(name: str, traces: list[Path], logs: Path, jobs: int, arch: str) -> dict:
-    cold = run_compile(f"{name}-cold", traces, logs, jobs, arch, cache=None)
+    cold = run_compile(f"{name}-cold", traces, logs, jobs, arch, cache=None, keep_archive=True)
+    cold_archive = logs / f"{name}-cold.sprk"
+    compiled = [kernel for kernel in cold.report["kernels"] if kernel["status"] == "compiled" and not kernel["optix"]]
+    try:
+        driver_jit = driver_jit_seconds(cold_archive, [kernel["key"] for kernel in compiled])
+    finally:
+        cold_archive.unlink(missing_ok=True)
     cache = Path(tempfile.mkdtemp(prefix="spreplay-compile-bench-cache-"))
     try:
         into_empty_cache = run_compile(f"{name}-into-empty-cache", traces, logs, jobs, arch, cache)
@@ -191,6 +202,22 @@ def measure(name: str, traces: list[Path], logs: Path, jobs: int, arch: str) -> 
     # Slang's front end in the app's sessions; 0 in traces recorded before it was.
     loads = report.get("appModuleLoadSeconds", 0.0)
     slowest = max((kernel["recordedCompileSeconds"] for kernel in report["kernels"]), default=0)
+    # With the driver's JIT, which the archive's SASS also takes off the app.
+    whole: dict = {}
+    if driver_jit is not None:
+        jit = sum(driver_jit.values())
+        per_kernel = {kernel["key"]: kernel["recordedCompileSeconds"] + driver_jit[kernel["key"]]
+                      for kernel in compiled}
+        slowest_key = max(per_kernel, key=per_kernel.get, default="")
+        whole = {
+            "app_driver_jit_s": jit,
+            "app_slowest_kernel_with_driver_jit": next(
+                (kernel["label"] for kernel in compiled if kernel["key"] == slowest_key), ""),
+            "app_slowest_kernel_with_driver_jit_s": per_kernel.get(slowest_key, 0.0),
+            "wall_over_app_slowest_kernel_with_driver_jit":
+                cold.wall_s / per_kernel[slowest_key] if slowest_key else None,
+            "cpu_over_app_whole_jit": cold.cpu_s / (app + loads + jit) if app + loads + jit else None,
+        }
     return {
         "traces": [str(trace.relative_to(ROOT)) if trace.is_relative_to(ROOT) else trace.name for trace in traces],
         "kernels": len(report["kernels"]),
@@ -213,6 +240,7 @@ def measure(name: str, traces: list[Path], logs: Path, jobs: int, arch: str) -> 
         "into_empty_cache_wall_s": into_empty_cache.wall_s,
         "unchanged_recompile_wall_s": unchanged.wall_s,
         "one_call_site_added": added,
+        **whole,
     }
 
 
@@ -245,6 +273,23 @@ def markdown(results: dict) -> str:
             f"| {row['peak_rss_one_process_bytes'] / 1e9:.2f} / {row['peak_pss_all_processes_bytes'] / 1e9:.2f} GB "
             f"| {row['unchanged_recompile_wall_s']:.1f} s "
             f"| {row['one_call_site_added']['wall_s']:.1f} s ({row['one_call_site_added']['app_recorded_jit_s']:.1f} s) |")
+    with_jit = {name: row for name, row in results["traces"].items() if "app_driver_jit_s" in row}
+    if with_jit:
+        lines += [
+            "",
+            "With the driver's JIT of each kernel's PTX, which an app without spreplay also pays and the archive's "
+            "SASS takes off it (bench/driver_jit.py: a fresh process, CUDA_FORCE_PTX_JIT=1, CUDA_CACHE_DISABLE=1):",
+            "",
+            "| trace | the app's driver JIT | the app's whole JIT: code generation, module loads, driver JIT "
+            "| CPU ÷ it | the app's slowest kernel with its driver JIT | compile wall ÷ it |",
+            "| --- | --- | --- | --- | --- | --- |",
+        ]
+        for name, row in with_jit.items():
+            whole = row["app_recorded_jit_s"] + row["app_recorded_module_loads_s"] + row["app_driver_jit_s"]
+            lines.append(
+                f"| {name} | {row['app_driver_jit_s']:.1f} s | {whole:.1f} s | {row['cpu_over_app_whole_jit']:.2f}× "
+                f"| {row['app_slowest_kernel_with_driver_jit']}: {row['app_slowest_kernel_with_driver_jit_s']:.1f} s "
+                f"| {row['wall_over_app_slowest_kernel_with_driver_jit']:.2f}× |")
     return "\n".join(lines) + "\n"
 
 

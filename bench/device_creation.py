@@ -30,7 +30,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from app_output import clean_environment  # noqa: E402
+from app_output import CUDA_PRIMARY_CONTEXT, clean_environment  # noqa: E402
 
 IMPORT_AND_CREATE = """
 import json, time
@@ -60,13 +60,7 @@ print(json.dumps({"global_session": time.perf_counter() - t0}))
 CUDA_CONTEXT = """
 import ctypes, json, time
 t0 = time.perf_counter()
-cuda = ctypes.CDLL("libcuda.so.1")
-assert cuda.cuInit(0) == 0
-device = ctypes.c_int()
-assert cuda.cuDeviceGet(ctypes.byref(device), 0) == 0
-context = ctypes.c_void_p()
-assert cuda.cuDevicePrimaryCtxRetain(ctypes.byref(context), device) == 0
-assert cuda.cuCtxSetCurrent(context) == 0
+""" + CUDA_PRIMARY_CONTEXT + """
 print(json.dumps({"cuda_context": time.perf_counter() - t0}))
 """
 
