@@ -43,8 +43,8 @@ print(json.dumps(seconds))
 
 
 def has_cuda_driver() -> bool:
-    probe = subprocess.run([sys.executable, "-c", "import ctypes; ctypes.CDLL('libcuda.so.1').cuInit(0) == 0 or exit(1)"],
-                           capture_output=True)
+    init = "import ctypes; ctypes.CDLL('libcuda.so.1').cuInit(0) == 0 or exit(1)"
+    probe = subprocess.run([sys.executable, "-c", init], capture_output=True)
     return probe.returncode == 0
 
 
