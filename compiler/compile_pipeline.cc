@@ -385,10 +385,12 @@ double RecordedModuleLoadSeconds(const Trace& trace,
   return seconds;
 }
 
-// Keeps the cache within its limit once this compile has stored all it will.
-// The cache only saves time: one that cannot be trimmed is said, not fatal.
+// Keeps the cache within its limit once this compile has stored all it will,
+// and rids it of the temporaries of compiles killed while writing, with no
+// limit too. The cache only saves time: one that cannot be trimmed is said,
+// not fatal.
 void TrimCache(const CompileCache& cache, const CompileOptions& options) {
-  if (!cache.enabled() || options.cache_max_bytes == 0) return;
+  if (!cache.enabled()) return;
   absl::StatusOr<CompileCache::TrimOutcome> trimmed = cache.Trim(options.cache_max_bytes);
   if (!options.notice) return;
   if (!trimmed.ok()) {

@@ -7,7 +7,9 @@ On the fixture elementwise (eight kernels of one configuration, H200).
 
 from __future__ import annotations
 
+import os
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -39,7 +41,7 @@ def trimmed(tmp_path_factory: pytest.TempPathFactory) -> dict:
     after_trim = cache_bytes(cache)
     again = compile_trace(TRACE, out, "again", cache)
     return {"full": full, "limit": limit, "after_trim": after_trim, "trim_log": trim_log,
-            "without_cache": without_cache, "again": again}
+            "without_cache": without_cache, "again": again, "cache": cache, "out": out}
 
 
 def test_a_compile_trims_the_cache_to_its_limit_and_says_so(trimmed: dict) -> None:
@@ -55,6 +57,24 @@ def test_what_the_trim_removed_is_rebuilt_and_served_as_without_the_cache(trimme
     rebuilt = [kernel for kernel in report["kernels"] if not kernel["replayCached"]]
     assert rebuilt or report["moduleSessionsCached"] < report["moduleSessions"]
     assert served(trimmed["again"]) == served(trimmed["without_cache"])
+
+
+def test_without_a_limit_a_compile_still_removes_what_killed_compiles_left(trimmed: dict) -> None:
+    cache: Path = trimmed["cache"]
+    entry = next(path for path in sorted((cache / "v1").rglob("*")) if path.is_file())
+    # Named as a writer names its temporary: the entry's name, ".tmp.", its pid and a random number.
+    abandoned, in_progress = entry.with_name(f"{entry.name}.tmp.1.2"), entry.with_name(f"{entry.name}.tmp.3.4")
+    abandoned.write_bytes(b"a compile killed two hours ago")
+    in_progress.write_bytes(b"a compile writing now")
+    two_hours_ago = time.time() - 2 * 3600
+    os.utime(abandoned, (two_hours_ago, two_hours_ago))
+    entries = cache_bytes(cache) - abandoned.stat().st_size - in_progress.stat().st_size
+    log = spreplay.compile(TRACE, trimmed["out"] / "no-limit.sprk", arches=[90], jobs=2, cache=cache,
+                           cache_max_size=0).log
+    assert not abandoned.exists(), log
+    assert in_progress.exists()
+    assert cache_bytes(cache) - in_progress.stat().st_size == entries  # no entry removed
+    assert "entries used longest ago removed" not in log
 
 
 def test_a_limit_that_is_not_a_size_is_refused_before_any_work(tmp_path: Path) -> None:
