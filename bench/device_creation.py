@@ -71,11 +71,7 @@ package = pathlib.Path(importlib.util.find_spec("slangpy").origin).parent
 data = (package / "libsgl.so").read_bytes()
 at = data.find(b"// This file implements CUDA kernels for clearing textures.")
 source = data[at:data.find(b"\\0", at)]
-cuda = ctypes.CDLL("libcuda.so.1")
-assert cuda.cuInit(0) == 0
-device = ctypes.c_int(); cuda.cuDeviceGet(ctypes.byref(device), 0)
-context = ctypes.c_void_p(); cuda.cuDevicePrimaryCtxRetain(ctypes.byref(context), device)
-cuda.cuCtxSetCurrent(context)
+""" + CUDA_PRIMARY_CONTEXT + """
 home = os.environ.get("CUDA_HOME", "/usr/local/cuda")
 nvrtc = ctypes.CDLL(next(str(p) for p in [*pathlib.Path(home).glob("lib64/libnvrtc.so*"),
                                           *pathlib.Path(home).glob("lib/libnvrtc.so*")]))

@@ -13,9 +13,9 @@
 namespace spreplay {
 namespace {
 
-std::string CacheDisable() {
+std::optional<std::string> CacheDisable() {
   const char* value = std::getenv("CUDA_CACHE_DISABLE");
-  return value ? value : "(unset)";
+  return value ? std::optional<std::string>(value) : std::nullopt;
 }
 
 // Gives the tests that run after these in the same process the variable as
@@ -31,10 +31,7 @@ class KeepNvrtcOutOfComputeCacheTest : public testing::Test {
   }
 
  private:
-  const std::optional<std::string> found_ =
-      std::getenv("CUDA_CACHE_DISABLE")
-          ? std::optional<std::string>(std::getenv("CUDA_CACHE_DISABLE"))
-          : std::nullopt;
+  const std::optional<std::string> found_ = CacheDisable();
 };
 
 TEST_F(KeepNvrtcOutOfComputeCacheTest, TurnsTheCacheOffWhereTheUserSaidNothing) {
