@@ -9,6 +9,8 @@ import contextlib
 import importlib.metadata
 import os
 import re
+import subprocess
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -92,6 +94,21 @@ def clean_environment(**overrides: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(_CONTROLLED_VARIABLES)}
     env.update(overrides)
     return env
+
+
+def rhi_kernels_cuda_cache(cache: Path | None = None, **env: str) -> str:
+    """Fills `cache`, a CUDA cache (CUDA_CACHE_PATH; a new temporary folder if
+    None), with what creating a CUDA device JIT-compiles and nothing else:
+    slang-rhi builds its own kernels with NVRTC at device creation, so a run
+    that disables the driver's JIT to prove its kernels were served needs
+    those in its cache. Returns its path."""
+    cache = cache or Path(tempfile.mkdtemp(prefix="cuda-cache-rhi-"))
+    cache.mkdir(parents=True, exist_ok=True)
+    proc = subprocess.run([sys.executable, "-c", "import slangpy as spy; spy.create_device(spy.DeviceType.cuda).close()"],
+                          env=clean_environment(CUDA_CACHE_PATH=str(cache), **env), capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(f"creating a CUDA device failed ({proc.returncode}):\n{proc.stderr[-4000:]}")
+    return str(cache)
 
 
 def outputs_identical(a: Path, b: Path) -> bool:

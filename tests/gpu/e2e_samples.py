@@ -41,7 +41,7 @@ from typing import Sequence
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "bench"))
-from app_output import SERVED, TIMING, clean_environment, outputs_identical, sample_app  # noqa: E402
+from app_output import SERVED, TIMING, clean_environment, outputs_identical, rhi_kernels_cuda_cache, sample_app  # noqa: E402
 
 SAMPLES = ["elementwise", "generic_mlp", "autodiff", "local_modules"]
 # Flags that load a sample's modules in another order than its default.
@@ -86,14 +86,6 @@ def fresh_cache() -> str:
     return tempfile.mkdtemp(prefix="cuda-cache-")
 
 
-def warm_rhi_cache(env: dict[str, str]) -> str:
-    """A CUDA cache holding slang-rhi's own device kernels, and nothing else."""
-    cache = fresh_cache()
-    run([sys.executable, "-c", "import slangpy as spy; spy.create_device(spy.DeviceType.cuda).close()"],
-        {"CUDA_CACHE_PATH": cache, **env})
-    return cache
-
-
 def relocated_slangpy(work: Path) -> dict[str, str]:
     """slangpy installed a second time, elsewhere: a user's other virtualenv."""
     import slangpy
@@ -130,13 +122,14 @@ def check_sample(name: str, out: Path, work: Path, moved_env: dict[str, str]) ->
     result["compile"] = {"wall_s": time.perf_counter() - start, "log_tail": compiled.stderr.splitlines()[-1]}
     serve = {"SLANGPY_KERNELS": str(archive), "SLANGPY_KERNELS_STRICT": "1", "SLANGPY_KERNELS_SUMMARY": "1",
              "CUDA_DISABLE_PTX_JIT": "1", "SLANGPY_KERNELS_STRICT_MODULES": "1"}
-    result["served"] = app_run(app, work / f"{name}-served.npz", serve, warm_rhi_cache({}))
+    result["served"] = app_run(app, work / f"{name}-served.npz", serve, rhi_kernels_cuda_cache())
     result["served"]["outputs_identical"] = outputs_identical(work / f"{name}-stock.npz", work / f"{name}-served.npz")
 
     moved_dir = work / "moved" / "samples"
     shutil.copytree(ROOT / "samples", moved_dir, dirs_exist_ok=True)
     moved_app = sample_app(name, moved_dir.parent)
-    result["moved"] = app_run(moved_app, work / f"{name}-moved.npz", {**serve, **moved_env}, warm_rhi_cache(moved_env))
+    result["moved"] = app_run(moved_app, work / f"{name}-moved.npz", {**serve, **moved_env},
+                              rhi_kernels_cuda_cache(**moved_env))
     result["moved"]["outputs_identical"] = outputs_identical(work / f"{name}-stock.npz", work / f"{name}-moved.npz")
 
     edited = stale_edit(moved_dir / name)
@@ -158,7 +151,7 @@ def check_sample(name: str, out: Path, work: Path, moved_env: dict[str, str]) ->
     if name in REORDERED:
         # Modules are not strict here: the step proves the kernels' keys.
         reordered = {k: v for k, v in serve.items() if k != "SLANGPY_KERNELS_STRICT_MODULES"}
-        result["reordered"] = app_run(app, work / f"{name}-reordered.npz", reordered, warm_rhi_cache({}),
+        result["reordered"] = app_run(app, work / f"{name}-reordered.npz", reordered, rhi_kernels_cuda_cache(),
                                       REORDERED[name])
         result["reordered"]["outputs_identical"] = outputs_identical(work / f"{name}-stock.npz",
                                                                      work / f"{name}-reordered.npz")

@@ -46,7 +46,7 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent.parent / "bench"))
-from app_output import clean_environment, empty_cuda_cache  # noqa: E402
+from app_output import clean_environment, empty_cuda_cache, rhi_kernels_cuda_cache  # noqa: E402
 
 STEPS = ("stock", "compile", "served", "strict")
 RUNS = ("stock", "served", "strict")
@@ -131,14 +131,6 @@ def run_suite(name: str, out: Path, work: Path, args: argparse.Namespace, env: d
     last_line = proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else ""
     print(f"{name}: {len(tests)} tests in {wall:.0f} s, pytest says: {last_line}", flush=True)
     return {"wall_s": wall, "exit_code": proc.returncode, "pytest_summary": last_line, "tests": tests}
-
-
-def warm_rhi_cache(work: Path) -> str:
-    """A CUDA cache holding slang-rhi's own device kernels, and nothing else."""
-    cache = work / "cuda-cache-rhi"
-    subprocess.run([sys.executable, "-c", "import slangpy as spy; spy.create_device(spy.DeviceType.cuda).close()"],
-                   env=clean_environment(CUDA_CACHE_PATH=str(cache)), check=True, capture_output=True)
-    return str(cache)
 
 
 def compile_trace(trace: Path, archive: Path, out: Path, args: argparse.Namespace) -> dict[str, Any]:
@@ -346,7 +338,7 @@ def main() -> int:
         write_results()
     if "strict" in steps:
         strict = {**serving, "SLANGPY_KERNELS_STRICT": "1", "CUDA_DISABLE_PTX_JIT": "1",
-                  "CUDA_CACHE_PATH": warm_rhi_cache(work)}
+                  "CUDA_CACHE_PATH": rhi_kernels_cuda_cache(work / "cuda-cache-rhi")}
         strict.pop("SLANGPY_KERNELS_MISSES")
         runs["strict"] = run_suite("strict", args.out, work, args, strict)
         write_results()
