@@ -26,9 +26,11 @@ struct CompileOptions {
   // Trimmed to this at the end of the compile (CompileCache::Trim); 0: no limit.
   uint64_t cache_max_bytes = kDefaultCacheMaxBytes;
   std::string cuda_root;  // empty: FindCudaRoot()
-  // "nvjitlink" builds in-process (measured ~27% less SASS time than one
-  // ptxas process per build: bench/results/2026-11-29-cpu-compile); "ptxas"
-  // needs only the ptxas executable; "auto" takes nvJitLink when installed.
+  // "ptxas" builds each kernel as a whole program, as the driver's JIT does
+  // from the same PTX; "nvjitlink" builds in-process but compiles PTX
+  // as relocatable code and links it, other SASS, and neither is faster
+  // (bench/results/2026-12-08-cpu-sass-tools.txt); "auto" takes ptxas, or
+  // nvJitLink where no ptxas runs.
   std::string sass_backend = "auto";
   // Also archive the Slang modules as verified IR (module_stage.h), so that
   // the runtime skips Slang's front end.

@@ -438,14 +438,17 @@ absl::StatusOr<CompileReport> CompileTrace(const Trace& trace, const std::string
   if (absl::StatusOr<const SlangLibrary*> slang = ReplayerSlang(); !slang.ok())
     return slang.status();
   const std::string cuda_root = options.cuda_root.empty() ? FindCudaRoot() : options.cuda_root;
-  absl::StatusOr<std::unique_ptr<SassBuilder>> sass = options.sass_backend == "ptxas"
-                                                          ? MakePtxasBuilder(cuda_root)
-                                                          : MakeNvJitLinkBuilder(cuda_root);
+  // ptxas first: it builds a whole program, as the driver's JIT does from
+  // the app's PTX. nvJitLink compiles PTX as relocatable code and links it,
+  // which is other SASS (a division's slow path becomes a linked call).
+  absl::StatusOr<std::unique_ptr<SassBuilder>> sass = options.sass_backend == "nvjitlink"
+                                                          ? MakeNvJitLinkBuilder(cuda_root)
+                                                          : MakePtxasBuilder(cuda_root);
   if (!sass.ok() && options.sass_backend == "auto") {
-    absl::StatusOr<std::unique_ptr<SassBuilder>> ptxas = MakePtxasBuilder(cuda_root);
-    sass = ptxas.ok() ? std::move(ptxas)
-                      : absl::NotFoundError(fmt::format("{}; {}", sass.status().message(),
-                                                        ptxas.status().message()));
+    absl::StatusOr<std::unique_ptr<SassBuilder>> linker = MakeNvJitLinkBuilder(cuda_root);
+    sass = linker.ok() ? std::move(linker)
+                       : absl::NotFoundError(fmt::format("{}; {}", sass.status().message(),
+                                                         linker.status().message()));
   }
   if (!sass.ok()) {
     return absl::NotFoundError(fmt::format(

@@ -265,19 +265,23 @@ def test_compiles_with_nvidias_cuda_wheels_as_pip_installs_them(tmp_path: Path) 
     # Without a toolkit the tool is pointed at them.
     assert tool_environment({"CUDA_HOME": str(tmp_path / "no-toolkit")})["CUDA_HOME"] == str(wheels)
     env = {k: v for k, v in clean_env().items() if k != "CUDA_PATH"}
-    # The loader's own log says which NVRTC and nvJitLink the tool opened: a
-    # toolkit in /usr/local/cuda would otherwise hide a failed lookup.
-    loads = tmp_path / "ld"
-    out = tmp_path / "k.sprk"
-    proc = subprocess.run([*spreplay_command(), "compile", str(FIXTURES / "local_modules.capnp"), "-o", str(out),
-                           "--no-cache", "--arch", "90"],
-                          env={**env, "CUDA_HOME": str(wheels), "LD_DEBUG": "files", "LD_DEBUG_OUTPUT": str(loads)},
-                          capture_output=True, text=True, cwd=tmp_path)
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stderr.count("PTX identical") == 5 and "with nvJitLink 13.0" in proc.stderr, proc.stderr
-    opened = "".join(log.read_text() for log in tmp_path.glob("ld.*"))
-    assert f"file={wheels}/lib/libnvrtc.so.13 " in opened and f"file={wheels}/lib/libnvJitLink.so.13 " in opened
-    assert "/usr/local/cuda" not in opened
+    # The loader's own log says which NVRTC, ptxas and nvJitLink the tool
+    # and its children opened: a toolkit in /usr/local/cuda would otherwise
+    # hide a failed lookup.
+    for sass, expected_tool, expected_file in (("auto", "with ptxas Build cuda_13.0", "bin/ptxas"),
+                                               ("nvjitlink", "with nvJitLink 13.0", "lib/libnvJitLink.so.13")):
+        loads = tmp_path / sass / "ld"
+        loads.parent.mkdir()
+        proc = subprocess.run([*spreplay_command(), "compile", str(FIXTURES / "local_modules.capnp"),
+                               "-o", str(tmp_path / sass / "k.sprk"), "--no-cache", "--arch", "90", "--sass", sass],
+                              env={**env, "CUDA_HOME": str(wheels), "LD_DEBUG": "files",
+                                   "LD_DEBUG_OUTPUT": str(loads)},
+                              capture_output=True, text=True, cwd=tmp_path)
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stderr.count("PTX identical") == 5 and expected_tool in proc.stderr, proc.stderr
+        opened = "".join(log.read_text() for log in loads.parent.glob("ld.*"))
+        assert f"file={wheels}/lib/libnvrtc.so.13 " in opened and f"{wheels}/{expected_file}" in opened, sass
+        assert "/usr/local/cuda" not in opened, sass
 
 
 def test_archives_reject_damage_with_a_clear_error(archive: Path, tmp_path: Path) -> None:
