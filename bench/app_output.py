@@ -107,7 +107,8 @@ def rhi_kernels_cuda_cache(cache: Path | None = None, **env: str) -> str:
     proc = subprocess.run([sys.executable, "-c", "import slangpy as spy; spy.create_device(spy.DeviceType.cuda).close()"],
                           env=clean_environment(CUDA_CACHE_PATH=str(cache), **env), capture_output=True, text=True)
     if proc.returncode != 0:
-        raise RuntimeError(f"creating a CUDA device failed ({proc.returncode}):\n{proc.stderr[-4000:]}")
+        raise RuntimeError(f"creating a CUDA device failed ({proc.returncode}):\n{proc.stdout[-2000:]}\n"
+                           f"{proc.stderr[-4000:]}")
     return str(cache)
 
 

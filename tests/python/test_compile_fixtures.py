@@ -268,20 +268,22 @@ def test_compiles_with_nvidias_cuda_wheels_as_pip_installs_them(tmp_path: Path) 
     # The loader's own log says which NVRTC, ptxas and nvJitLink the tool
     # and its children opened: a toolkit in /usr/local/cuda would otherwise
     # hide a failed lookup.
-    for sass, expected_tool, expected_file in (("auto", "with ptxas Build cuda_13.0", "bin/ptxas"),
-                                               ("nvjitlink", "with nvJitLink 13.0", "lib/libnvJitLink.so.13")):
-        loads = tmp_path / sass / "ld"
+    # The default builds SASS with ptxas and never opens nvJitLink.
+    for name, flags, tool, opened_file, unopened_file in (
+            ("default", [], "with ptxas Build cuda_13.0", "bin/ptxas", "libnvJitLink"),
+            ("nvjitlink", ["--sass", "nvjitlink"], "with nvJitLink 13.0", "lib/libnvJitLink.so.13", "bin/ptxas")):
+        loads = tmp_path / name / "ld"
         loads.parent.mkdir()
         proc = subprocess.run([*spreplay_command(), "compile", str(FIXTURES / "local_modules.capnp"),
-                               "-o", str(tmp_path / sass / "k.sprk"), "--no-cache", "--arch", "90", "--sass", sass],
+                               "-o", str(tmp_path / name / "k.sprk"), "--no-cache", "--arch", "90", *flags],
                               env={**env, "CUDA_HOME": str(wheels), "LD_DEBUG": "files",
                                    "LD_DEBUG_OUTPUT": str(loads)},
                               capture_output=True, text=True, cwd=tmp_path)
         assert proc.returncode == 0, proc.stderr
-        assert proc.stderr.count("PTX identical") == 5 and expected_tool in proc.stderr, proc.stderr
+        assert proc.stderr.count("PTX identical") == 5 and tool in proc.stderr, proc.stderr
         opened = "".join(log.read_text() for log in loads.parent.glob("ld.*"))
-        assert f"file={wheels}/lib/libnvrtc.so.13 " in opened and f"{wheels}/{expected_file}" in opened, sass
-        assert "/usr/local/cuda" not in opened, sass
+        assert f"file={wheels}/lib/libnvrtc.so.13 " in opened and f"{wheels}/{opened_file}" in opened, name
+        assert unopened_file not in opened and "/usr/local/cuda" not in opened, name
 
 
 def test_archives_reject_damage_with_a_clear_error(archive: Path, tmp_path: Path) -> None:
