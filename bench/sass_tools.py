@@ -116,8 +116,8 @@ def main() -> int:
     arches = [int(arch) for arch in args.arch.split(",")]
     kernels = archived_ptx(args.archive, args.kernel)
     if not kernels:
-        raise SystemExit(f"sass_tools: no kernel of {args.archive} to build" + (f" named {args.kernel}" if args.kernel
-                                                                                else ""))
+        named = f" named {args.kernel}" if args.kernel else ""
+        raise SystemExit(f"sass_tools: no kernel of {args.archive} to build{named}")
     linker = NvJitLink(args.cuda)
     for round_number in range(1, args.rounds + 1):
         tools = ("ptxas", "nvJitLink") if round_number % 2 else ("nvJitLink", "ptxas")

@@ -44,8 +44,9 @@ class CompileCache {
   // the cache holds `max_bytes` at most (0: no limit), and the temporary
   // files of writers that died, once older than `abandoned_after`. Entries
   // are named by their content, so one removed is only a miss: the next
-  // compile that needs it builds and stores it again. Another compile may trim or read at the same
-  // time: a file gone before it opens it is a miss too.
+  // compile that needs it builds and stores it again. Another compile may
+  // trim or read at the same time: a file gone before it opens it is a miss
+  // too.
   absl::StatusOr<TrimOutcome> Trim(
       uint64_t max_bytes, std::chrono::seconds abandoned_after = std::chrono::hours(1)) const;
 

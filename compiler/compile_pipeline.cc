@@ -438,9 +438,7 @@ absl::StatusOr<CompileReport> CompileTrace(const Trace& trace, const std::string
   if (absl::StatusOr<const SlangLibrary*> slang = ReplayerSlang(); !slang.ok())
     return slang.status();
   const std::string cuda_root = options.cuda_root.empty() ? FindCudaRoot() : options.cuda_root;
-  // ptxas first: it builds a whole program, as the driver's JIT does from
-  // the app's PTX. nvJitLink compiles PTX as relocatable code and links it,
-  // which is other SASS (a division's slow path becomes a linked call).
+  // ptxas first, nvJitLink where it does not run (CompileOptions::sass_backend says why).
   absl::StatusOr<std::unique_ptr<SassBuilder>> sass = options.sass_backend == "nvjitlink"
                                                           ? MakeNvJitLinkBuilder(cuda_root)
                                                           : MakePtxasBuilder(cuda_root);
